@@ -8,6 +8,7 @@ TEST(Strings, EditDistance) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
   EXPECT_EQ(edit_distance("same", "same"), 0u);
+  EXPECT_EQ(edit_distance("cdua", "cuda"), 1u);
 }
 
 TEST(Strings, ClosestMatch) {

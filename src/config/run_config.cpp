@@ -13,7 +13,7 @@ namespace bert {
 using config::json;
 
 std::vector<std::pair<std::string, config::FieldList>> RunConfig::sections() {
-  std::vector<std::pair<std::string, config::FieldList>> out(6);
+  std::vector<std::pair<std::string, config::FieldList>> out(7);
   out[0].first = "model";
   model.describe(out[0].second);
   out[1].first = "train";
@@ -26,6 +26,8 @@ std::vector<std::pair<std::string, config::FieldList>> RunConfig::sections() {
   checkpoint.describe(out[4].second);
   out[5].first = "logging";
   logging.describe(out[5].second);
+  out[6].first = "finetune";
+  finetune.describe(out[6].second);
   return out;
 }
 
@@ -179,6 +181,33 @@ std::string config_table(RunConfig& cfg) {
     }
   }
   ss << "+" << std::string(width + 2, '-') << "+" << std::string(30, '-');
+  return ss.str();
+}
+
+std::string config_reference_markdown() {
+  RunConfig defaults;
+  std::ostringstream ss;
+  for (auto& [name, fields] : defaults.sections()) {
+    ss << "### " << name << "\n\n| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
+    for (auto& f : fields.fields()) {
+      std::string allowed;
+      if (!f.choices.empty()) allowed = join(f.choices, ", ");
+      auto num = [](double x) {
+        std::ostringstream o;
+        o << x;
+        return o.str();
+      };
+      if (f.lo && f.hi) allowed = "[" + num(*f.lo) + ", " + num(*f.hi) + "]";
+      else if (f.lo) allowed = ">= " + num(*f.lo);
+      else if (f.hi) allowed = "<= " + num(*f.hi);
+      std::string def = config::value_to_string(f);
+      if (def.empty()) def = "\"\"";
+      std::string type = f.type_name();
+      ss << "| `" << name << "." << f.name << "` | " << type << " | `" << def << "` | " << allowed << " | "
+         << f.help << " |\n";
+    }
+    ss << "\n";
+  }
   return ss.str();
 }
 

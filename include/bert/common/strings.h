@@ -6,7 +6,7 @@
 
 namespace bert {
 
-// Levenshtein distance; used to suggest the closest valid name.
+// Edit distance (adjacent transpositions count as one edit); used to suggest the closest valid name.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, or "" if none is reasonably close.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);

@@ -10,6 +10,7 @@
 #include "bert/config/fields.h"
 #include "bert/data/data_config.h"
 #include "bert/model/model_config.h"
+#include "bert/tasks/finetune_config.h"
 #include "bert/train/train_config.h"
 
 namespace bert {
@@ -21,6 +22,7 @@ struct RunConfig {
   DataConfig data;
   CheckpointConfig checkpoint;
   LoggingConfig logging;
+  FinetuneConfig finetune;
 
   // (section name, its fields), in print order.
   std::vector<std::pair<std::string, config::FieldList>> sections();
@@ -52,6 +54,10 @@ void apply_model_section(ModelConfig& m, const config::json& value, const std::f
 
 // Two-column table of every resolved setting, for the start of each run.
 std::string config_table(RunConfig& cfg);
+// Markdown reference of every section and key (type, default, range/choices, help);
+// docs/config.md embeds it and a test keeps the two equal.
+std::string config_reference_markdown();
+
 // Save resolved settings as JSON (atomically) to dir/name.
 void save_config(RunConfig& cfg, const std::filesystem::path& dir, const std::string& name = "config.json");
 
