@@ -90,6 +90,17 @@ class CpuDevice final : public Device {
     return torch::get_num_threads() * hz * per_cycle;
   }
   std::string collective_backend() const override { return "gloo"; }
+  MemoryStats memory() const override {
+    // Resident set size and its high-water mark of this process.
+    MemoryStats m;
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("VmRSS:", 0) == 0) m.in_use_bytes = std::atoll(line.c_str() + 6) * 1024;
+      if (line.rfind("VmHWM:", 0) == 0) m.peak_bytes = std::atoll(line.c_str() + 6) * 1024;
+    }
+    return m;
+  }
 
  private:
   CpuFeatures f_;

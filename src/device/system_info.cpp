@@ -1,6 +1,7 @@
 #include "bert/device/system_info.h"
 
 #include <ATen/Version.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <link.h>
 
 #include <cstdlib>
@@ -67,6 +68,16 @@ config::json system_info() {
                    {"mkldnn_version", at::hasMKLDNN() ? at::get_mkldnn_version() : ""},
                    {"openmp", at::get_openmp_version()},
                    {"sdpa", compat::kHasSDPA}};
+  {
+    const auto& hooks = at::detail::getCUDAHooks();
+    bool has_cuda = false;
+    try {
+      has_cuda = hooks.hasCUDA();
+    } catch (...) {
+    }
+    j["cuda"] = {{"available", has_cuda},
+                 {"cudnn", has_cuda && hooks.hasCuDNN() ? std::to_string(hooks.versionCuDNN()) : "none"}};
+  }
   j["blas_loaded"] = loaded_blas();
 #ifdef BERT_HAVE_DNNL
   const dnnl_version_t* v = dnnl_version();
@@ -112,6 +123,8 @@ std::string system_info_text(const config::json& j) {
   row("version", j["libtorch"]["version"].get<std::string>());
   row("from", j["libtorch"]["cmake_dir"].get<std::string>());
   row("CUDA build", yn(j["libtorch"]["cuda_build"].get<bool>()));
+  row("CUDA runtime", yn(j["cuda"]["available"].get<bool>()));
+  row("cuDNN", j["cuda"]["cudnn"].get<std::string>());
   row("oneDNN (mkldnn)", j["libtorch"]["mkldnn_version"].get<std::string>());
   row("oneDNN (system)", j["onednn"].get<std::string>());
   row("BLAS (build)", j["libtorch"]["blas_info"].get<std::string>());
