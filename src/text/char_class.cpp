@@ -35,7 +35,6 @@ static uint8_t compute_class(char32_t cp) {
   utf8proc_category_t cat = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
   switch (cat) {
     case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CO: case UTF8PROC_CATEGORY_CS:
-    case UTF8PROC_CATEGORY_CN:
       return kDrop;
     default:
       break;
