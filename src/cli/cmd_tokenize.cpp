@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
+#include <sstream>
 
 #include "bert/common/error.h"
+#include "bert/common/fs.h"
 #include "bert/common/strings.h"
 #include "bert/text/tokenizer.h"
 #include "command.h"
@@ -24,12 +27,42 @@ struct TokenizeArgs {
   bool ids = false;
   bool tokens = false;
   std::string input = "-";
+  int bench = 0;
 };
+
+// --bench N: N timed passes over the whole input held in memory; prints "<tokens> <seconds>" per pass.
+int run_bench(const TokenizeArgs& a, const GlobalOptions& g, const text::FullTokenizer& tok) {
+  std::string data;
+  if (a.input == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    data = ss.str();
+  } else {
+    data = read_file(a.input);
+  }
+  std::vector<std::string_view> lines;
+  for (size_t pos = 0; pos < data.size();) {
+    size_t nl = data.find('\n', pos);
+    if (nl == std::string::npos) nl = data.size();
+    lines.push_back(std::string_view(data).substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  for (int r = 0; r < a.bench; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto ids = tok.encode_batch(lines, static_cast<int>(g.threads));
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    uint64_t n = 0;
+    for (const auto& v : ids) n += v.size();
+    std::printf("%llu %.6f\n", static_cast<unsigned long long>(n), s);
+  }
+  return 0;
+}
 
 int run_tokenize(const TokenizeArgs& a, const GlobalOptions& g) {
   text::TokenizerOptions opts;
   opts.lower_case = !a.cased;
   text::FullTokenizer tok(text::Vocab::load(a.vocab), opts);
+  if (a.bench > 0) return run_bench(a, g, tok);
 
   std::FILE* in = stdin;
   double total_bytes = 0;
@@ -124,6 +157,8 @@ Action setup_tokenize(CLI::App& app, GlobalOptions& g) {
   auto* toks = sub->add_flag("--tokens", a->tokens, "print tokens (the default)");
   ids->excludes(toks);
   sub->add_option("--input", a->input, "text file, or - for stdin");
+  sub->add_option("--bench", a->bench, "time N passes over the input in memory; print '<tokens> <seconds>' per pass")
+      ->check(CLI::Range(0, 1000));
   return [a, &g]() { return run_tokenize(*a, g); };
 }
 
