@@ -2,7 +2,9 @@
 # Token-id parity of `bert-train tokenize` with HF's Rust tokenizer (npm `tokenizers`, set up as
 # BertWordPieceTokenizer: same vocab, same lower-casing, no special tokens added) on every line of
 # ../shared/data/corpus/*, the SQuAD contexts/questions/answers and the GLUE files, with the uncased
-# and the cased BERT vocab. With --sweep, also every Unicode code point >= U+0080 in context.
+# and the cased BERT vocab. With --sweep, also every Unicode code point >= U+0080 in context; its
+# mismatches are checked against the one known reference quirk (HF's Unicode 8.0 character tables,
+# see docs/tokenizer.md) and only unexplained ones count.
 # Prints each mismatching line (up to MAX_SHOWN per file) and a summary; exit 1 on any mismatch.
 #   scripts/parity_tokenizer.sh [--sweep]
 #   env: BIN (bert-train binary), DATA (shared data dir), MAX_SHOWN (default 5)
@@ -25,6 +27,8 @@ node scripts/tools/extract_texts.js "$DATA" "$WORK/texts" ${1:+"$1"}
 
 total_bad=0
 total_lines=0
+sweep_lines=0
+sweep_bad=0
 for mode in uncased cased; do
   vocab="$DATA/vocab/bert-base-$mode-vocab.txt"
   flag=""
@@ -40,11 +44,23 @@ for mode in uncased cased; do
     summary=$(tail -n1 <<<"$res")
     bad=${summary% *}
     lines=${summary#* }
+    if [ "$name" = sweep-unicode.txt ]; then
+      rep=$(node scripts/tools/sweep_report.js "$f" "$WORK/ours" "$WORK/hf")
+      unexplained=$(tail -n1 <<<"$rep")
+      unexplained=${unexplained% *}
+      printf '%-40s %8s lines  %6s mismatches, %s not explained by HF'"'"'s Unicode 8.0 tables\n' "$name" "$lines" "$bad" "$unexplained"
+      head -n -1 <<<"$rep"
+      sweep_lines=$((sweep_lines + lines))
+      sweep_bad=$((sweep_bad + bad))
+      total_bad=$((total_bad + unexplained))
+      continue
+    fi
     printf '%-40s %8s lines  %6s mismatches\n' "$name" "$lines" "$bad"
     [ "$bad" != 0 ] && head -n -1 <<<"$res"
     total_bad=$((total_bad + bad))
     total_lines=$((total_lines + lines))
   done
 done
-echo "total: $total_lines lines compared, $total_bad mismatches"
+[ "$sweep_lines" != 0 ] && echo "sweep: $sweep_lines lines, $sweep_bad mismatches, all but those counted below explained by HF's Unicode 8.0 tables"
+echo "total: $total_lines lines of real text compared, $total_bad mismatches"
 [ "$total_bad" = 0 ]
