@@ -37,7 +37,10 @@ size_t count_chars(std::string_view s) {
 }  // namespace
 
 BasicTokenizer::BasicTokenizer(bool lower_case, std::vector<std::string> never_split)
-    : lower_case_(lower_case), never_split_(std::move(never_split)) {}
+    : lower_case_(lower_case), never_split_(std::move(never_split)) {
+  for (const auto& t : never_split_)
+    if (!t.empty()) starts_never_split_[static_cast<unsigned char>(t[0])] = true;
+}
 
 std::vector<std::string> BasicTokenizer::tokenize(std::string_view text, TokenizerStats* stats) const {
   std::vector<std::string> out;
@@ -52,9 +55,7 @@ void BasicTokenizer::for_each_word(std::string_view text, TokenizerStats* stats,
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
   const bool lower = lower_case_;
-  std::array<bool, 256> starts_special{};
-  for (const auto& t : never_split_)
-    if (!t.empty()) starts_special[static_cast<unsigned char>(t[0])] = true;
+  const auto& starts_special = starts_never_split_;
 
   Scratch& sc = tls;
   std::string& w = sc.word;
@@ -117,7 +118,7 @@ void BasicTokenizer::for_each_word(std::string_view text, TokenizerStats* stats,
       size_t best_len = 0;
       for (size_t k = 0; k < never_split_.size(); ++k) {
         const std::string& t = never_split_[k];
-        if (t.size() > best_len && t.size() <= n - i && text.compare(i, t.size(), t) == 0) {
+        if (!t.empty() && t.size() > best_len && t.size() <= n - i && text.compare(i, t.size(), t) == 0) {
           best = static_cast<int>(k);
           best_len = t.size();
         }

@@ -4,6 +4,7 @@
 // WordPiece. Behaviour matches Google's tokenization.py and HF's BertTokenizer /
 // BertWordPieceTokenizer (token ids checked against HF's Rust tokenizer by
 // scripts/parity_tokenizer.sh; see docs/tokenizer.md for the few reference quirks).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -100,7 +101,8 @@ class BasicTokenizer {
 
   // Calls fn(word, never_split_index) for every word in order; never_split_index is the index
   // into never_split() for a matched never-split token and -1 otherwise. `word` stays valid only
-  // during the call. chars = number of code points in `word`.
+  // during the call. chars = number of code points in `word`. `fn` must not tokenize on the same
+  // thread (the word may live in this thread's scratch buffer).
   struct Word {
     std::string_view text;
     size_t chars;
@@ -115,6 +117,7 @@ class BasicTokenizer {
  private:
   bool lower_case_;
   std::vector<std::string> never_split_;
+  std::array<bool, 256> starts_never_split_{};  // first bytes of the never-split tokens
 };
 
 class FullTokenizer {
