@@ -18,7 +18,8 @@ json hf_config_json(const ModelConfig& model, const HfConfigExtras& extras) {
   ModelConfig copy = model;
   config::FieldList f;
   copy.describe(f);
-  for (auto it : config::write_json(f).items()) j[it.key()] = it.value();
+  const json fields = config::write_json(f);
+  for (auto it = fields.begin(); it != fields.end(); ++it) j[it.key()] = it.value();
   if (copy.hidden_act == "gelu_tanh") j["hidden_act"] = "gelu_pytorch_tanh";
   j["position_embedding_type"] = "absolute";
   j["torch_dtype"] = "float32";

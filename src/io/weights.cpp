@@ -57,7 +57,9 @@ NamedTensors named_state(const torch::nn::Module& model, bool include_aliases) {
     auto t = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == target; });
     if (t == out.end()) continue;
     torch::Tensor tensor = t->second;
-    const std::string parent = parent_of(alias);
+    // After the last entry of the alias's grandparent module (HF: cls.predictions.decoder.* follows
+    // cls.predictions.transform.*).
+    const std::string parent = parent_of(parent_of(alias).substr(0, parent_of(alias).size() - 1));
     size_t pos = out.size();
     for (size_t i = 0; i < out.size(); ++i)
       if (starts_with(out[i].first, parent)) pos = i + 1;

@@ -18,7 +18,7 @@ BertPredictionHeadTransformImpl::BertPredictionHeadTransformImpl(const ModelConf
 }
 
 torch::Tensor BertPredictionHeadTransformImpl::forward(const torch::Tensor& hidden) {
-  return LayerNorm(activation(act_, dense(hidden)));
+  return apply_layer_norm(LayerNorm, activation(act_, dense(hidden)));
 }
 
 BertLMPredictionHeadImpl::BertLMPredictionHeadImpl(const ModelConfig& cfg) {

@@ -27,6 +27,11 @@ torch::Tensor extended_attention_mask(const torch::Tensor& attention_mask, torch
   return (1.0 - keep) * -10000.0;
 }
 
+torch::Tensor apply_layer_norm(nn::LayerNorm& ln, const torch::Tensor& x) {
+  const auto want = ln->weight.scalar_type();
+  return ln(x.scalar_type() == want ? x : x.to(want));
+}
+
 void validate_model_config(const ModelConfig& cfg) {
   if (cfg.hidden_size % cfg.num_attention_heads != 0)
     throw UserError("model.hidden_size (" + std::to_string(cfg.hidden_size) +
@@ -39,20 +44,24 @@ static nn::LayerNorm make_layer_norm(const ModelConfig& cfg) {
   return nn::LayerNorm(nn::LayerNormOptions({cfg.hidden_size}).eps(cfg.layer_norm_eps));
 }
 
+static void init_module(nn::Module& m, const ModelConfig& cfg) {
+  if (auto* lin = m.as<nn::Linear>()) {
+    lin->weight.normal_(0.0, cfg.initializer_range);
+    if (lin->bias.defined()) lin->bias.zero_();
+  } else if (auto* emb = m.as<nn::Embedding>()) {
+    emb->weight.normal_(0.0, cfg.initializer_range);
+    if (auto pad = emb->options.padding_idx()) emb->weight[*pad].zero_();
+  } else if (auto* ln = m.as<nn::LayerNorm>()) {
+    ln->weight.fill_(1.0);
+    ln->bias.zero_();
+  }
+}
+
+// Called from constructors, where `module` is not yet owned by a shared_ptr: visit it by reference.
 void init_bert_weights(nn::Module& module, const ModelConfig& cfg) {
   torch::NoGradGuard no_grad;
-  for (auto& m : module.modules(/*include_self=*/true)) {
-    if (auto* lin = m->as<nn::Linear>()) {
-      lin->weight.normal_(0.0, cfg.initializer_range);
-      if (lin->bias.defined()) lin->bias.zero_();
-    } else if (auto* emb = m->as<nn::Embedding>()) {
-      emb->weight.normal_(0.0, cfg.initializer_range);
-      if (auto pad = emb->options.padding_idx()) emb->weight[*pad].zero_();
-    } else if (auto* ln = m->as<nn::LayerNorm>()) {
-      ln->weight.fill_(1.0);
-      ln->bias.zero_();
-    }
-  }
+  init_module(module, cfg);
+  for (auto& m : module.modules(/*include_self=*/false)) init_module(*m, cfg);
 }
 
 // ---- embeddings ---------------------------------------------------------------------------------
@@ -77,7 +86,7 @@ torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const 
   auto positions = torch::arange(seq, input_ids.options().dtype(torch::kLong)).unsqueeze(0);
   auto types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
   auto x = word_embeddings(input_ids) + token_type_embeddings(types) + position_embeddings(positions);
-  return dropout(LayerNorm(x));
+  return dropout(apply_layer_norm(LayerNorm, x));
 }
 
 // ---- attention ----------------------------------------------------------------------------------
@@ -106,7 +115,7 @@ BertSelfOutputImpl::BertSelfOutputImpl(const ModelConfig& cfg) {
 }
 
 torch::Tensor BertSelfOutputImpl::forward(const torch::Tensor& hidden, const torch::Tensor& residual) {
-  return LayerNorm(dropout(dense(hidden)) + residual);
+  return apply_layer_norm(LayerNorm, dropout(dense(hidden)) + residual);
 }
 
 BertAttentionImpl::BertAttentionImpl(const ModelConfig& cfg) {
@@ -134,7 +143,7 @@ BertOutputImpl::BertOutputImpl(const ModelConfig& cfg) {
 }
 
 torch::Tensor BertOutputImpl::forward(const torch::Tensor& intermediate, const torch::Tensor& residual) {
-  return LayerNorm(dropout(dense(intermediate)) + residual);
+  return apply_layer_norm(LayerNorm, dropout(dense(intermediate)) + residual);
 }
 
 // ---- layers -------------------------------------------------------------------------------------

@@ -35,6 +35,11 @@ void check_activation(const std::string& name);
 // -10000 where padded (the value Google's BERT and HF's eager path use).
 torch::Tensor extended_attention_mask(const torch::Tensor& attention_mask, torch::ScalarType dtype);
 
+// LayerNorm in its parameters' dtype: under CPU autocast on LibTorch 1.13 a Linear hands it bf16
+// while its weight is fp32, which layer_norm_cpu rejects; normalising in fp32 is also what CUDA
+// autocast does.
+torch::Tensor apply_layer_norm(torch::nn::LayerNorm& ln, const torch::Tensor& x);
+
 // Checks hidden_size % num_attention_heads, the activation name; UserError otherwise.
 void validate_model_config(const ModelConfig& cfg);
 
