@@ -121,6 +121,31 @@ TEST(ModelForward, PaddingDoesNotChangeUnpaddedOutputs) {
   EXPECT_FALSE(torch::allclose(padded, unmasked, 1e-3, 1e-3));
 }
 
+TEST(ModelForward, SelfAttentionMatchesPerHeadMath) {
+  torch::manual_seed(9);
+  ModelConfig c = tiny();
+  c.hidden_size = 8;
+  c.num_attention_heads = 2;
+  model::BertSelfAttention att(c);
+  att->eval();
+  auto x = torch::randn({2, 5, 8});
+  auto keep = torch::tensor({{1, 1, 1, 1, 1}, {1, 1, 1, 0, 0}}, torch::kLong);
+  auto got = att->forward(x, model::extended_attention_mask(keep, torch::kFloat));
+  for (int64_t b = 0; b < 2; ++b) {
+    const int64_t n = keep[b].sum().item<int64_t>();
+    for (int64_t h = 0; h < 2; ++h) {
+      auto cols = torch::arange(h * 4, h * 4 + 4);
+      auto proj = [&](torch::nn::Linear& l) {
+        return torch::matmul(x[b], l->weight.index_select(0, cols).t()) + l->bias.index_select(0, cols);
+      };
+      auto q = proj(att->query), k = proj(att->key).narrow(0, 0, n), v = proj(att->value).narrow(0, 0, n);
+      auto p = torch::softmax(torch::matmul(q, k.t()) / 2.0, -1);  // sqrt(head_dim 4) = 2; padded keys dropped
+      auto want = torch::matmul(p, v);                                // [5, 4]
+      EXPECT_TRUE(torch::allclose(got[b].narrow(1, h * 4, 4), want, 1e-5, 1e-6)) << "batch " << b << " head " << h;
+    }
+  }
+}
+
 TEST(ModelForward, QuestionAnsweringShapesAndLoss) {
   model::BertForQuestionAnswering m(tiny());
   auto b = make_batch();
