@@ -139,6 +139,39 @@ TEST(IoWeights, HFConfigRoundTrip) {
   EXPECT_THROW(io::read_hf_config(dir / "bad2.json"), UserError);
 }
 
+TEST(IoWeights, ModelDirectoryRoundTrip) {
+  test::TempDir dir;
+  torch::manual_seed(8);
+  model::BertForSequenceClassification a(tiny(), 1);
+  io::save_model_dir(*a, tiny(), dir / "m");
+  auto info = io::read_hf_config(dir / "m" / "config.json");
+  EXPECT_EQ(info.architectures, (std::vector<std::string>{"BertForSequenceClassification"}));
+  EXPECT_EQ(info.num_labels, 1);
+  auto j = config::json::parse(test::read_text(dir / "m" / "config.json"));
+  EXPECT_EQ(j["problem_type"], "regression");
+  torch::manual_seed(9);
+  model::BertForSequenceClassification b(info.model, info.num_labels);
+  auto r = io::load_model_dir(*b, dir / "m");
+  EXPECT_TRUE(r.complete()) << r.summary();
+  a->eval(), b->eval();
+  auto ids = torch::tensor({{2, 5, 7, 3}}, torch::kLong);
+  EXPECT_TRUE(torch::equal(a->forward(ids), b->forward(ids)));
+  EXPECT_THROW(io::save_model_dir(*a, tiny(), dir / "n", {"a", "b"}), UserError);
+  EXPECT_THROW(io::load_model_dir(*b, dir / "absent"), UserError);
+}
+
+TEST(IoWeights, BadInputIdsAndPositionsAreClearErrors) {
+  model::BertForPreTraining m(tiny());
+  auto ok = torch::tensor({{2, 5, 7, 3}}, torch::kLong);
+  EXPECT_THROW(m->forward(torch::tensor({{2, 40, 7, 3}}, torch::kLong), {}, {}, torch::tensor({{1}})), UserError);
+  EXPECT_THROW(m->forward(ok, {}, {}, torch::tensor({{1, 4}})), UserError);
+  EXPECT_THROW(m->forward(ok, {}, {}, torch::tensor({1, 2})), UserError);
+  EXPECT_THROW(m->forward(torch::zeros({1, 21}, torch::kLong), {}, {}, torch::tensor({{1}})), UserError);
+  EXPECT_TRUE(model::excluded_from_weight_decay("bert.encoder.layer.0.output.LayerNorm.weight"));
+  EXPECT_TRUE(model::excluded_from_weight_decay("cls.predictions.bias"));
+  EXPECT_FALSE(model::excluded_from_weight_decay("bert.encoder.layer.0.output.dense.weight"));
+}
+
 TEST(IoWeights, ReadsTheSharedGoogleConfig) {
   BERT_REQUIRE_SHARED_DATA(data);
   auto cfg = data / "tf_checkpoint" / "bert_config.json";

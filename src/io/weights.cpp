@@ -10,6 +10,7 @@
 #include "bert/common/error.h"
 #include "bert/common/fs.h"
 #include "bert/common/strings.h"
+#include "bert/io/hf_config.h"
 #include "bert/model/heads.h"
 
 namespace bert::io {
@@ -163,6 +164,29 @@ LoadReport load_weights_file(torch::nn::Module& model, const fs::path& path) {
 void save_weights(const torch::nn::Module& model, const fs::path& path, Metadata metadata) {
   metadata["format"] = "pt";
   save_safetensors(path, named_state(model, /*include_aliases=*/false), metadata);
+}
+
+void save_model_dir(const torch::nn::Module& model, const ModelConfig& cfg, const fs::path& dir,
+                    std::vector<std::string> labels) {
+  ensure_writable_dir(dir);
+  HfConfigExtras extras;
+  extras.architecture = model::hf_architecture(model);
+  if (auto* cls = dynamic_cast<const model::BertForSequenceClassificationImpl*>(&model)) {
+    if (labels.empty())
+      for (int64_t i = 0; i < cls->num_labels(); ++i) labels.push_back("LABEL_" + std::to_string(i));
+    if (static_cast<int64_t>(labels.size()) != cls->num_labels())
+      throw UserError(std::to_string(labels.size()) + " label names given for a classifier with " +
+                      std::to_string(cls->num_labels()) + " labels");
+    extras.labels = labels;
+  }
+  save_weights(model, dir / "model.safetensors");
+  write_hf_config(dir / "config.json", cfg, extras);
+}
+
+LoadReport load_model_dir(torch::nn::Module& model, const fs::path& dir) {
+  fs::path file = dir / "model.safetensors";
+  if (!fs::exists(file)) throw UserError("no model.safetensors in " + dir.string() + "; is it a model directory?");
+  return load_weights_file(model, file);
 }
 
 }  // namespace bert::io

@@ -53,6 +53,14 @@ PreTrainingOutput BertForPreTrainingImpl::forward(const torch::Tensor& input_ids
   const int64_t b = enc.sequence_output.size(0), s = enc.sequence_output.size(1);
   if (masked_lm_positions.dim() != 2 || masked_lm_positions.size(0) != b)
     throw UserError("masked_lm_positions must be [batch, max_predictions] with the batch of input_ids");
+  // Cheap on the CPU; on accelerators the loader guarantees it (a check would synchronise every step).
+  if (masked_lm_positions.is_cpu() && masked_lm_positions.numel() > 0) {
+    auto [lo, hi] = torch::aminmax(masked_lm_positions);
+    if (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= s)
+      throw UserError("masked_lm_positions must lie in [0, " + std::to_string(s) + "), got [" +
+                      std::to_string(lo.item<int64_t>()) + ", " + std::to_string(hi.item<int64_t>()) +
+                      "]; the data does not match --max-seq-length");
+  }
   PreTrainingOutput out;
   out.mlm_valid = valid_masked_slots(masked_lm_positions);
   // Flat row index (batch * seq + position) of every valid slot, in (batch, slot) order.

@@ -32,6 +32,13 @@ torch::Tensor apply_layer_norm(nn::LayerNorm& ln, const torch::Tensor& x) {
   return ln(x.scalar_type() == want ? x : x.to(want));
 }
 
+bool excluded_from_weight_decay(const std::string& name) {
+  auto ends = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends("bias") || name.find("LayerNorm") != std::string::npos;
+}
+
 void validate_model_config(const ModelConfig& cfg) {
   if (cfg.hidden_size % cfg.num_attention_heads != 0)
     throw UserError("model.hidden_size (" + std::to_string(cfg.hidden_size) +
@@ -83,6 +90,13 @@ torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const 
   if (seq > position_embeddings->weight.size(0))
     throw UserError("sequence length " + std::to_string(seq) + " exceeds model.max_position_embeddings (" +
                     std::to_string(position_embeddings->weight.size(0)) + ")");
+  if (input_ids.is_cpu() && input_ids.numel() > 0) {  // on accelerators the loader guarantees it
+    auto [lo, hi] = torch::aminmax(input_ids);
+    if (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= word_embeddings->weight.size(0))
+      throw UserError("input id " + std::to_string(lo.item<int64_t>() < 0 ? lo.item<int64_t>() : hi.item<int64_t>()) +
+                      " is outside the vocabulary of " + std::to_string(word_embeddings->weight.size(0)) +
+                      " tokens; the data was made with a different vocab than model.vocab_size");
+  }
   auto positions = torch::arange(seq, input_ids.options().dtype(torch::kLong)).unsqueeze(0);
   auto types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
   auto x = word_embeddings(input_ids) + token_type_embeddings(types) + position_embeddings(positions);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bert/io/safetensors.h"
+#include "bert/model/model_config.h"
 
 namespace bert::io {
 
@@ -50,5 +51,13 @@ LoadReport load_weights_file(torch::nn::Module& model, const std::filesystem::pa
 // named_state(model, /*include_aliases=*/false) as safetensors (atomically), with "format": "pt"
 // in the metadata as transformers expects, plus `metadata`.
 void save_weights(const torch::nn::Module& model, const std::filesystem::path& path, Metadata metadata = {});
+
+// A model directory as HF's save_pretrained writes it: config.json (architecture from the model's
+// class; for BertForSequenceClassification id2label from `labels`, default LABEL_0..LABEL_<n-1>)
+// and model.safetensors, each written atomically.
+void save_model_dir(const torch::nn::Module& model, const ModelConfig& cfg, const std::filesystem::path& dir,
+                    std::vector<std::string> labels = {});
+// Weights from dir/model.safetensors (UserError naming the directory when it is absent).
+LoadReport load_model_dir(torch::nn::Module& model, const std::filesystem::path& dir);
 
 }  // namespace bert::io

@@ -40,6 +40,10 @@ torch::Tensor extended_attention_mask(const torch::Tensor& attention_mask, torch
 // autocast does.
 torch::Tensor apply_layer_norm(torch::nn::LayerNorm& ln, const torch::Tensor& x);
 
+// Google/NVIDIA weight-decay rule by parameter name: biases and LayerNorm parameters get no decay
+// (true for "....bias", "....LayerNorm.weight", "cls.predictions.bias").
+bool excluded_from_weight_decay(const std::string& parameter_name);
+
 // Checks hidden_size % num_attention_heads, the activation name; UserError otherwise.
 void validate_model_config(const ModelConfig& cfg);
 
