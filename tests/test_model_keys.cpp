@@ -53,6 +53,9 @@ TEST(ModelKeys, BaseForPreTrainingMatchesHF) {
   auto no_alias = io::named_state(*m, /*include_aliases=*/false);
   EXPECT_EQ(no_alias.size(), state.size() - 2);
   for (const auto& [k, t] : no_alias) EXPECT_EQ(k.find("cls.predictions.decoder."), std::string::npos) << k;
+  // ...in the same order as parameters(), so optimizer state can be keyed by these names.
+  auto params = m->parameters();
+  for (size_t i = 0; i < params.size(); ++i) EXPECT_TRUE(params[i].is_same(no_alias[i].second)) << no_alias[i].first;
 }
 
 TEST(ModelKeys, BaseForQuestionAnsweringMatchesHF) {

@@ -26,7 +26,9 @@ namespace bert::io {
 // Parameters and buffers of `model` with their full dotted names, in PyTorch state_dict order
 // (each module's own parameters, then its buffers, then its children, depth first) — for the
 // models in bert/model this is exactly HF's key list and order. With include_aliases, the tied
-// aliases of model::tied_aliases() are inserted after the last key of their parent module.
+// aliases of model::tied_aliases() are inserted where HF lists them. Without aliases the order is
+// that of model.parameters() (the models here have no buffers), so optimizer state can be keyed
+// by these names.
 NamedTensors named_state(const torch::nn::Module& model, bool include_aliases = true);
 
 struct LoadReport {
