@@ -125,6 +125,12 @@ TEST(IoSafetensors, CorruptFilesGiveClearErrors) {
   expect_rejected(file_with(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,8]}})", d8),
                   "too large");
   expect_rejected(file_with(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", d8), "end before begin");
+  // zero elements but absurd dimensions: either a valid empty tensor or a clear error
+  try {
+    auto f = io::parse_safetensors(file_with(R"({"z":{"dtype":"F32","shape":[4611686018427387904,0],"data_offsets":[0,0]}})", ""), "z");
+    EXPECT_EQ(f.tensors.at(0).second.numel(), 0);
+  } catch (const UserError&) {
+  }
   expect_rejected(file_with(R"({"a":{"dtype":"F32","shape":[2]}})", d8), "data_offsets");
   expect_rejected(file_with(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})", d8), "unknown field");
   expect_rejected(file_with(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",

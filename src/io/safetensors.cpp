@@ -152,8 +152,12 @@ void check_bool(const torch::Tensor& t, const SafetensorsEntry& e, const std::st
     if (p[i] > 1) bad(what, "BOOL tensor '" + e.name + "' holds a byte other than 0 or 1");
 }
 
-torch::Tensor empty_for(const SafetensorsEntry& e) {
-  return torch::empty(e.shape, torch::TensorOptions().dtype(find_dtype(e.dtype)->type));
+torch::Tensor empty_for(const SafetensorsEntry& e, const std::string& what) {
+  try {
+    return torch::empty(e.shape, torch::TensorOptions().dtype(find_dtype(e.dtype)->type));
+  } catch (const c10::Error&) {
+    bad(what, "tensor '" + e.name + "' has a shape that cannot be allocated");
+  }
 }
 
 // ---- writing ------------------------------------------------------------------------------------
@@ -263,7 +267,7 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& wha
   SafetensorsFile f;
   f.metadata = h.metadata;
   for (const auto& e : h.entries) {
-    auto t = empty_for(e);
+    auto t = empty_for(e, what);
     if (e.end > e.begin) std::memcpy(t.data_ptr(), bytes.data() + h.data_start + e.begin, e.end - e.begin);
     check_bool(t, e, what);
     f.tensors.emplace_back(e.name, t);
@@ -314,7 +318,7 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   SafetensorsFile f;
   f.metadata = o.header.metadata;
   for (const auto& e : o.header.entries) {
-    auto t = empty_for(e);
+    auto t = empty_for(e, path.string());
     if (e.end > e.begin) {
       o.in.seekg(static_cast<std::streamoff>(o.header.data_start + e.begin));
       o.in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.end - e.begin));
