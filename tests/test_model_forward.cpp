@@ -209,7 +209,15 @@ TEST(ModelForward, InitFollowsGoogle) {
   EXPECT_EQ(m->cls->predictions->bias.abs().sum().item<float>(), 0.0f);
 }
 
+// Tiny matrices: one intra-op thread is fastest and avoids OpenMP spin-waits on a busy machine.
+struct OneThread {
+  int prev = torch::get_num_threads();
+  OneThread() { torch::set_num_threads(1); }
+  ~OneThread() { torch::set_num_threads(prev); }
+};
+
 TEST(ModelForward, OverfitsOneBatch) {
+  OneThread one;
   torch::manual_seed(7);
   model::BertForPreTraining m(tiny());
   auto b = make_batch();
