@@ -28,7 +28,8 @@ struct ModelConfig {
     f.add("num_hidden_layers", num_hidden_layers, "transformer layers").range(1, 1024);
     f.add("num_attention_heads", num_attention_heads, "attention heads per layer").range(1, 1024);
     f.add("intermediate_size", intermediate_size, "feed-forward width").range(1, 1 << 20);
-    f.add("hidden_act", hidden_act, "activation").one_of({"gelu", "gelu_new", "gelu_tanh", "relu", "tanh"});
+    f.add("hidden_act", hidden_act, "activation (gelu: erf form; gelu_new/gelu_tanh/gelu_pytorch_tanh: tanh form)")
+        .one_of({"gelu", "gelu_new", "gelu_tanh", "gelu_pytorch_tanh", "relu", "tanh"});
     f.add("hidden_dropout_prob", hidden_dropout_prob, "dropout after embeddings/attention/FFN").range(0, 1);
     f.add("attention_probs_dropout_prob", attention_probs_dropout_prob, "dropout on attention probabilities")
         .range(0, 1);
