@@ -1,0 +1,309 @@
+// HDF5 reader and writer for pretraining files (NVIDIA's schema), on the HDF5 C API.
+// Writers disable object time stamps so the same rows always give the same bytes.
+#include "bert/data/hdf5_io.h"
+
+#include <hdf5.h>
+
+#include <array>
+
+#include "bert/common/error.h"
+#include "bert/common/fs.h"
+
+namespace bert::data {
+
+std::mutex& hdf5_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+namespace {
+
+// HDF5 prints its own error stack to stderr by default; we report errors ourselves.
+void quiet_hdf5() {
+  static bool done = false;
+  if (!done) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    done = true;
+  }
+}
+
+// Closes an hid_t with the right function when it goes out of scope.
+struct Hid {
+  hid_t id = -1;
+  herr_t (*close)(hid_t) = nullptr;
+  Hid() = default;
+  Hid(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  Hid(Hid&& o) noexcept : id(o.id), close(o.close) { o.id = -1; }
+  Hid& operator=(Hid&& o) noexcept {
+    reset();
+    id = o.id;
+    close = o.close;
+    o.id = -1;
+    return *this;
+  }
+  ~Hid() { reset(); }
+  void reset() {
+    if (id >= 0 && close) close(id);
+    id = -1;
+  }
+  operator hid_t() const { return id; }
+};
+
+constexpr const char* kIds = "input_ids";
+constexpr const char* kMask = "input_mask";
+constexpr const char* kSeg = "segment_ids";
+constexpr const char* kPos = "masked_lm_positions";
+constexpr const char* kLmIds = "masked_lm_ids";
+constexpr const char* kNsp = "next_sentence_labels";
+
+}  // namespace
+
+void PretrainRows::resize(int64_t n, int64_t L, int64_t P) {
+  rows = n;
+  seq_length = L;
+  max_predictions = P;
+  input_ids.assign(n * L, 0);
+  input_mask.assign(n * L, 0);
+  segment_ids.assign(n * L, 0);
+  masked_lm_positions.assign(n * P, 0);
+  masked_lm_ids.assign(n * P, 0);
+  next_sentence_labels.assign(n, 0);
+}
+
+// ---- writer ----------------------------------------------------------------------------------
+
+struct Hdf5Writer::Impl {
+  fs::path final_path, tmp_path;
+  int64_t rows = 0, L = 0, P = 0;
+  bool masking = true;
+  Hid file;
+  Hid ids, mask, seg, pos, lm_ids, nsp;
+  bool committed = false;
+
+  Hid create(const char* name, hid_t type, int rank, int64_t cols, bool compress) {
+    std::array<hsize_t, 2> dims{static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
+    Hid space(H5Screate_simple(rank, dims.data(), nullptr), H5Sclose);
+    Hid dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_obj_track_times(dcpl, false);
+    if (compress && rows > 0) {
+      std::array<hsize_t, 2> chunk{static_cast<hsize_t>(std::min<int64_t>(rows, 4096)),
+                                   static_cast<hsize_t>(std::max<int64_t>(cols, 1))};
+      H5Pset_chunk(dcpl, rank, chunk.data());
+      H5Pset_deflate(dcpl, 4);
+    }
+    Hid d(H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+    if (d.id < 0) throw RuntimeError("cannot create dataset " + std::string(name) + " in " + tmp_path.string());
+    return d;
+  }
+
+  void write_block(const Hid& d, int64_t begin, int64_t n, int64_t cols, int rank, const int32_t* data) {
+    if (n == 0) return;
+    Hid fspace(H5Dget_space(d), H5Sclose);
+    std::array<hsize_t, 2> start{static_cast<hsize_t>(begin), 0};
+    std::array<hsize_t, 2> count{static_cast<hsize_t>(n), static_cast<hsize_t>(cols)};
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    Hid mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+    if (H5Dwrite(d, H5T_NATIVE_INT32, mspace, fspace, H5P_DEFAULT, data) < 0)
+      throw RuntimeError("cannot write " + tmp_path.string() + " (disk full?)");
+  }
+};
+
+Hdf5Writer::Hdf5Writer(const fs::path& path, int64_t rows, int64_t seq_length, int64_t max_predictions,
+                       bool masking, bool compress)
+    : impl_(std::make_unique<Impl>()) {
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  quiet_hdf5();
+  auto& m = *impl_;
+  m.final_path = path;
+  m.tmp_path = temp_path_for(path);
+  m.rows = rows;
+  m.L = seq_length;
+  m.P = masking ? max_predictions : 0;
+  m.masking = masking;
+  Hid fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  H5Pset_obj_track_times(fcpl, false);
+  m.file = Hid(H5Fcreate(m.tmp_path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
+  if (m.file.id < 0)
+    throw UserError("cannot create HDF5 file " + m.tmp_path.string() + "; check that the output directory is writable");
+  m.ids = m.create(kIds, H5T_STD_I32LE, 2, m.L, compress);
+  m.mask = m.create(kMask, H5T_STD_I8LE, 2, m.L, compress);
+  m.seg = m.create(kSeg, H5T_STD_I8LE, 2, m.L, compress);
+  if (masking) {
+    m.pos = m.create(kPos, H5T_STD_I32LE, 2, m.P, compress);
+    m.lm_ids = m.create(kLmIds, H5T_STD_I32LE, 2, m.P, compress);
+  }
+  m.nsp = m.create(kNsp, H5T_STD_I8LE, 1, 1, compress);
+}
+
+Hdf5Writer::~Hdf5Writer() {
+  if (!impl_ || impl_->committed) return;
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  impl_->ids.reset();
+  impl_->mask.reset();
+  impl_->seg.reset();
+  impl_->pos.reset();
+  impl_->lm_ids.reset();
+  impl_->nsp.reset();
+  impl_->file.reset();
+  std::error_code ec;
+  fs::remove(impl_->tmp_path, ec);
+}
+
+void Hdf5Writer::write(int64_t begin, const PretrainRows& r) {
+  auto& m = *impl_;
+  if (r.seq_length != m.L || (m.masking && r.max_predictions != m.P) || begin < 0 || begin + r.rows > m.rows)
+    throw RuntimeError("internal: rows do not fit " + m.final_path.string());
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  m.write_block(m.ids, begin, r.rows, m.L, 2, r.input_ids.data());
+  m.write_block(m.mask, begin, r.rows, m.L, 2, r.input_mask.data());
+  m.write_block(m.seg, begin, r.rows, m.L, 2, r.segment_ids.data());
+  if (m.masking) {
+    m.write_block(m.pos, begin, r.rows, m.P, 2, r.masked_lm_positions.data());
+    m.write_block(m.lm_ids, begin, r.rows, m.P, 2, r.masked_lm_ids.data());
+  }
+  m.write_block(m.nsp, begin, r.rows, 1, 1, r.next_sentence_labels.data());
+}
+
+void Hdf5Writer::commit() {
+  auto& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(hdf5_mutex());
+    m.ids.reset();
+    m.mask.reset();
+    m.seg.reset();
+    m.pos.reset();
+    m.lm_ids.reset();
+    m.nsp.reset();
+    H5Fflush(m.file, H5F_SCOPE_GLOBAL);
+    if (H5Fclose(m.file.id) < 0) throw RuntimeError("cannot close " + m.tmp_path.string() + " (disk full?)");
+    m.file.id = -1;
+  }
+  commit_temp(m.tmp_path, m.final_path);
+  m.committed = true;
+}
+
+// ---- reader ----------------------------------------------------------------------------------
+
+struct Hdf5Reader::Impl {
+  fs::path path;
+  Hid file;
+  Hid ids, mask, seg, pos, lm_ids, nsp;
+  int64_t N = 0, L = 0, P = 0;
+  bool masking = false;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw UserError("HDF5 file " + path.string() + ": " + what);
+  }
+
+  // Opens an integer dataset and returns its dims; `required` false returns an empty Hid if absent.
+  Hid open(const char* name, bool required, std::vector<int64_t>& dims) {
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
+      if (required) fail("missing dataset '" + std::string(name) + "'; is this a BERT pretraining file?");
+      return Hid();
+    }
+    Hid d(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    if (d.id < 0) fail("cannot open dataset '" + std::string(name) + "' (corrupt file?)");
+    Hid type(H5Dget_type(d), H5Tclose);
+    if (H5Tget_class(type) != H5T_INTEGER)
+      fail("dataset '" + std::string(name) + "' is not an integer dataset");
+    Hid space(H5Dget_space(d), H5Sclose);
+    int rank = H5Sget_simple_extent_ndims(space);
+    if (rank < 1 || rank > 2) fail("dataset '" + std::string(name) + "' has rank " + std::to_string(rank) + ", expected 1 or 2");
+    std::array<hsize_t, 2> dd{0, 0};
+    H5Sget_simple_extent_dims(space, dd.data(), nullptr);
+    dims.assign(dd.begin(), dd.begin() + rank);
+    return d;
+  }
+
+  void read_block(const Hid& d, const char* name, int64_t begin, int64_t n, int64_t cols, int32_t* out) const {
+    if (n == 0) return;
+    Hid fspace(H5Dget_space(d), H5Sclose);
+    int rank = H5Sget_simple_extent_ndims(fspace);
+    std::array<hsize_t, 2> start{static_cast<hsize_t>(begin), 0};
+    std::array<hsize_t, 2> count{static_cast<hsize_t>(n), static_cast<hsize_t>(cols)};
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    Hid mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+    if (H5Dread(d, H5T_NATIVE_INT32, mspace, fspace, H5P_DEFAULT, out) < 0)
+      fail("cannot read rows " + std::to_string(begin) + ".." + std::to_string(begin + n) + " of dataset '" +
+           name + "' (corrupt file?)");
+  }
+};
+
+Hdf5Reader::Hdf5Reader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  quiet_hdf5();
+  auto& m = *impl_;
+  m.path = path;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw UserError("HDF5 file not found: " + path.string());
+  if (H5Fis_hdf5(path.c_str()) <= 0) m.fail("not an HDF5 file (truncated or corrupt?)");
+  m.file = Hid(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (m.file.id < 0) m.fail("cannot open (corrupt file?)");
+
+  std::vector<int64_t> d_ids, d_mask, d_seg, d_pos, d_lm, d_nsp;
+  m.ids = m.open(kIds, true, d_ids);
+  m.mask = m.open(kMask, true, d_mask);
+  m.seg = m.open(kSeg, true, d_seg);
+  m.pos = m.open(kPos, false, d_pos);
+  m.lm_ids = m.open(kLmIds, false, d_lm);
+  m.nsp = m.open(kNsp, true, d_nsp);
+  if (d_ids.size() != 2) m.fail("dataset 'input_ids' must have rank 2 [N,L]");
+  m.N = d_ids[0];
+  m.L = d_ids[1];
+  auto check2 = [&](const std::vector<int64_t>& d, const char* name, int64_t cols, const char* cname) {
+    if (d.size() != 2) m.fail("dataset '" + std::string(name) + "' must have rank 2");
+    if (d[0] != m.N)
+      m.fail("dataset '" + std::string(name) + "' has " + std::to_string(d[0]) + " rows but input_ids has " +
+             std::to_string(m.N));
+    if (cols >= 0 && d[1] != cols)
+      m.fail("dataset '" + std::string(name) + "' has " + std::to_string(d[1]) + " columns, expected " + cname + "=" +
+             std::to_string(cols));
+  };
+  check2(d_mask, kMask, m.L, "L");
+  check2(d_seg, kSeg, m.L, "L");
+  if ((m.pos.id >= 0) != (m.lm_ids.id >= 0))
+    m.fail(std::string("has only one of masked_lm_positions / masked_lm_ids; both or neither are required"));
+  m.masking = m.pos.id >= 0;
+  if (m.masking) {
+    check2(d_pos, kPos, -1, "");
+    m.P = d_pos[1];
+    check2(d_lm, kLmIds, m.P, "P");
+  }
+  if (!(d_nsp.size() == 1 || (d_nsp.size() == 2 && d_nsp[1] == 1)))
+    m.fail("dataset 'next_sentence_labels' must have shape [N] or [N,1]");
+  if (d_nsp[0] != m.N)
+    m.fail("dataset 'next_sentence_labels' has " + std::to_string(d_nsp[0]) + " rows but input_ids has " +
+           std::to_string(m.N));
+}
+
+Hdf5Reader::~Hdf5Reader() {
+  if (!impl_) return;
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  impl_.reset();
+}
+
+int64_t Hdf5Reader::size() const { return impl_->N; }
+int64_t Hdf5Reader::seq_length() const { return impl_->L; }
+int64_t Hdf5Reader::max_predictions() const { return impl_->P; }
+bool Hdf5Reader::has_masking() const { return impl_->masking; }
+const fs::path& Hdf5Reader::path() const { return impl_->path; }
+
+void Hdf5Reader::read(int64_t begin, int64_t end, PretrainRows& out) const {
+  auto& m = *impl_;
+  if (begin < 0 || end < begin || end > m.N)
+    m.fail("row range [" + std::to_string(begin) + "," + std::to_string(end) + ") is outside [0," +
+           std::to_string(m.N) + ")");
+  int64_t n = end - begin;
+  out.resize(n, m.L, m.P);
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  m.read_block(m.ids, kIds, begin, n, m.L, out.input_ids.data());
+  m.read_block(m.mask, kMask, begin, n, m.L, out.input_mask.data());
+  m.read_block(m.seg, kSeg, begin, n, m.L, out.segment_ids.data());
+  if (m.masking) {
+    m.read_block(m.pos, kPos, begin, n, m.P, out.masked_lm_positions.data());
+    m.read_block(m.lm_ids, kLmIds, begin, n, m.P, out.masked_lm_ids.data());
+  }
+  m.read_block(m.nsp, kNsp, begin, n, 1, out.next_sentence_labels.data());
+}
+
+}  // namespace bert::data
