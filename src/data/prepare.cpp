@@ -248,7 +248,11 @@ PrepareSummary run_prepare(const PrepareConfig& cfg_in, const PrepareTokenizer& 
     } catch (const std::exception&) {
       old = json();
     }
-    if (old.is_object() && old.contains("settings") && old["settings"] == settings && old.contains("shards")) {
+    // Compared without regard to key order (a hand-edited manifest may be reordered).
+    auto same = [](const json& a, const json& b) {
+      return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
+    };
+    if (old.is_object() && old.contains("settings") && same(old["settings"], settings) && old.contains("shards")) {
       for (const auto& e : old["shards"]) {
         try {
           ShardStats s = stats_from_json(e);
