@@ -2,6 +2,7 @@
 // manifest.json current after every shard, and summarise.
 #include "bert/data/prepare.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -196,6 +197,10 @@ void remove_stale_temps(const fs::path& dir) {
 PrepareSummary run_prepare(const PrepareConfig& cfg_in, const PrepareTokenizer& tok) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
+  // Shards allocate and free many multi-MB buffers; keep them on the heap instead of
+  // mmap/munmap-ing (and page-faulting) each one.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   PrepareConfig cfg = cfg_in;
   {
     config::FieldList f;

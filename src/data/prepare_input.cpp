@@ -157,7 +157,7 @@ CorpusPlan plan_shards(const std::vector<std::string>& files, InputFormat format
           if (in_document) ++cur.documents;
           in_document = false;
           // The boundary is after the blank line: cut at the next line's start.
-          maybe_cut(fi, off + line.size() + 1 > plan.file_sizes[fi] ? plan.file_sizes[fi] : off + line.size() + 1);
+          maybe_cut(fi, reader.next_offset());
         } else {
           in_document = true;
           cur_has_text = true;

@@ -33,6 +33,8 @@ class LineReader {
   LineReader& operator=(const LineReader&) = delete;
   // Next line without its '\n' (and '\r'); false at the end. `offset` is where the line starts.
   bool next(std::string_view& line, uint64_t& offset);
+  // Where the line after the last one returned starts.
+  uint64_t next_offset() const { return buf_offset_ + pos_; }
 
  private:
   std::string path_;
