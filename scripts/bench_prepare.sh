@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark `bert-train prepare` against NVIDIA's Python create_pretraining_data.py on the same
-# corpus, vocab and settings (Google's sentence-per-line format, gzip HDF5 output for both).
+# corpus, vocab and settings (Google's sentence-per-line format, gzip HDF5 output for both;
+# one extra run of ours without --compress).
 # NVIDIA's script is read from a local mirror of NVIDIA/DeepLearningExamples into a temporary
 # directory and run with Debian's python3 (python3-h5py, python3-numpy, python3-tqdm, python3-six,
 # python3-boto3, python3-requests); it is never copied into this repository.
@@ -22,7 +23,7 @@ REPEAT=${REPEAT:-4}
 BIN=${BIN:-build/bert-train}
 PY=${PY:-/usr/bin/python3}
 SETTINGS_PY="--max_seq_length 128 --max_predictions_per_seq 20 --masked_lm_prob 0.15 --dupe_factor 5 --short_seq_prob 0.1 --random_seed 12345 --do_lower_case"
-SETTINGS_OURS="--max-seq-length 128 --max-predictions-per-seq 20 --masked-lm-prob 0.15 --dupe-factor 5 --short-seq-prob 0.1 --random-seed 12345 --do-lower-case --compress --num-shards 4"
+SETTINGS_OURS="--max-seq-length 128 --max-predictions-per-seq 20 --masked-lm-prob 0.15 --dupe-factor 5 --short-seq-prob 0.1 --random-seed 12345 --do-lower-case --num-shards 4"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -46,26 +47,31 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 median() { sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 count_py() { "$PY" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['input_ids'].shape[0])" "$1"; }
 
-declare -A T C N
+declare -A T C N M
 run_tool() {  # name, command...  (wall and CPU = user + sys seconds, from /usr/bin/time)
   local name=$1; shift
-  local times=() cpus=()
+  local times=() cpus=() rss=()
   for ((r = 0; r < RUNS; r++)); do
     rm -rf "$work/out_$name"; mkdir -p "$work/out_$name"
-    /usr/bin/time -f "%e %U %S" -o "$work/time_$name" "$@" >"$work/log_$name" 2>&1 || { cat "$work/log_$name"; exit 1; }
-    read -r wall user sys <"$work/time_$name"
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time_$name" "$@" >"$work/log_$name" 2>&1 || { cat "$work/log_$name"; exit 1; }
+    read -r wall user sys kb <"$work/time_$name"
+    rss+=("$((kb / 1024))")
     times+=("$wall")
     cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u+s}')")
   done
   T[$name]=$(printf '%s\n' "${times[@]}" | median)
   C[$name]=$(printf '%s\n' "${cpus[@]}" | median)
+  M[$name]=$(printf '%s\n' "${rss[@]}" | median)
   echo "$name: wall ${times[*]} s (median ${T[$name]}), CPU ${cpus[*]} s (median ${C[$name]})"
 }
 
 run_tool nvidia_python bash -c "cd '$ref' && '$PY' create_pretraining_data.py --vocab_file '$PWD/$VOCAB' --input_file '$corpus' --output_file '$work/out_nvidia_python/out.hdf5' $SETTINGS_PY"
 N[nvidia_python]=$(count_py "$work/out_nvidia_python/out.hdf5")
-for w in 1 2; do
-  run_tool "bert_train_w$w" "$BIN" prepare --input "$corpus" --vocab "$VOCAB" --output-dir "$work/out_bert_train_w$w" $SETTINGS_OURS --num-workers "$w"
+for w in 1 2 1u; do
+  # 1u: one worker, uncompressed output (our default; NVIDIA's script always gzips)
+  extra="--compress"
+  [[ $w == *u ]] && extra=""
+  run_tool "bert_train_w$w" "$BIN" prepare --input "$corpus" --vocab "$VOCAB" --output-dir "$work/out_bert_train_w$w" $SETTINGS_OURS $extra --num-workers "${w%u}"
   n=0
   for f in "$work/out_bert_train_w$w"/shard_*.hdf5; do n=$((n + $(count_py "$f"))); done
   N[bert_train_w$w]=$n
@@ -73,10 +79,10 @@ done
 
 echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '| tool | wall s | CPU s | instances | instances/s (wall) | MB text/s (wall) | speed-up (wall) | speed-up (CPU) |\n'
-printf '|---|---|---|---|---|---|---|---|\n'
-for name in nvidia_python bert_train_w1 bert_train_w2; do
+printf '| tool | wall s | CPU s | peak RSS MB | instances | instances/s (wall) | MB text/s (wall) | speed-up (wall) | speed-up (CPU) |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
+for name in nvidia_python bert_train_w1 bert_train_w2 bert_train_w1u; do
   awk -v n="$name" -v t="${T[$name]}" -v c="${C[$name]}" -v i="${N[$name]}" -v mb="$mb" \
-    -v base="${T[nvidia_python]}" -v cbase="${C[nvidia_python]}" \
-    'BEGIN{printf "| %s | %.2f | %.2f | %d | %.0f | %.3f | %.1fx | %.1fx |\n", n, t, c, i, i/t, mb/t, base/t, cbase/c}'
+    -v base="${T[nvidia_python]}" -v cbase="${C[nvidia_python]}" -v m="${M[$name]}" \
+    'BEGIN{printf "| %s | %.2f | %.2f | %d | %d | %.0f | %.3f | %.1fx | %.1fx |\n", n, t, c, m, i, i/t, mb/t, base/t, cbase/c}'
 done
