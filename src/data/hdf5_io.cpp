@@ -128,14 +128,28 @@ Hdf5Writer::Hdf5Writer(const fs::path& path, int64_t rows, int64_t seq_length, i
   m.file = Hid(H5Fcreate(m.tmp_path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
   if (m.file.id < 0)
     throw UserError("cannot create HDF5 file " + m.tmp_path.string() + "; check that the output directory is writable");
-  m.ids = m.create(kIds, H5T_STD_I32LE, 2, m.L, compress);
-  m.mask = m.create(kMask, H5T_STD_I8LE, 2, m.L, compress);
-  m.seg = m.create(kSeg, H5T_STD_I8LE, 2, m.L, compress);
-  if (masking) {
-    m.pos = m.create(kPos, H5T_STD_I32LE, 2, m.P, compress);
-    m.lm_ids = m.create(kLmIds, H5T_STD_I32LE, 2, m.P, compress);
+  try {
+    m.ids = m.create(kIds, H5T_STD_I32LE, 2, m.L, compress);
+    m.mask = m.create(kMask, H5T_STD_I8LE, 2, m.L, compress);
+    m.seg = m.create(kSeg, H5T_STD_I8LE, 2, m.L, compress);
+    if (masking) {
+      m.pos = m.create(kPos, H5T_STD_I32LE, 2, m.P, compress);
+      m.lm_ids = m.create(kLmIds, H5T_STD_I32LE, 2, m.P, compress);
+    }
+    m.nsp = m.create(kNsp, H5T_STD_I8LE, 1, 1, compress);
+  } catch (...) {
+    // Close everything while holding the lock and leave no temporary behind.
+    m.ids.reset();
+    m.mask.reset();
+    m.seg.reset();
+    m.pos.reset();
+    m.lm_ids.reset();
+    m.nsp.reset();
+    m.file.reset();
+    std::error_code ec;
+    fs::remove(m.tmp_path, ec);
+    throw;
   }
-  m.nsp = m.create(kNsp, H5T_STD_I8LE, 1, 1, compress);
 }
 
 Hdf5Writer::~Hdf5Writer() {
