@@ -96,7 +96,7 @@ TEST(DataCli, BadInputExitsTwoWithOneLineAndNoShard) {
   EXPECT_NE(r.err.find("bad.hdf5"), std::string::npos) << r.err;
 }
 
-TEST(DataCli, PrepareOnSharedWikitextSample) {
+TEST(DataCli, PrepareOnSharedSampleTextAndWikitext) {
   BERT_REQUIRE_SHARED_DATA(data);
   TempDir tmp;
   auto r = run_cli("prepare --input " + (data / "corpus/sample_text.txt").string() + " --vocab " +
@@ -106,4 +106,14 @@ TEST(DataCli, PrepareOnSharedWikitextSample) {
   auto m = nlohmann::json::parse(read_text(tmp / "out/manifest.json"));
   EXPECT_GT(m["totals"]["instances"].get<int64_t>(), 10);
   EXPECT_GT(m["totals"]["documents"].get<int64_t>(), 1);
+
+  // wikitext in paragraph form: one document per ` = Title = ` article (60 in the valid split).
+  r = run_cli("prepare --input " + (data / "corpus/wikitext-2-valid.txt").string() + " --input-format paragraphs" +
+              " --vocab " + (data / "vocab/bert-base-uncased-vocab.txt").string() + " --output-dir " +
+              (tmp / "wiki").string() + " --dupe-factor 1 --num-shards 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  m = nlohmann::json::parse(read_text(tmp / "wiki/manifest.json"));
+  EXPECT_EQ(m["totals"]["documents"].get<int64_t>(), 60);
+  EXPECT_GT(m["totals"]["sentences"].get<int64_t>(), 5000);
+  EXPECT_EQ(m["shards"].size(), 2u);
 }
