@@ -1,0 +1,95 @@
+// Bucketed gradient averaging (see bert/dist/grad_reducer.h).
+#include "bert/dist/grad_reducer.h"
+
+#include <chrono>
+
+#include "bert/common/error.h"
+
+namespace bert::dist {
+
+namespace {
+
+torch::ScalarType comm_type_of(const std::string& name) {
+  if (name == "fp32") return torch::kFloat32;
+  if (name == "bf16") return torch::kBFloat16;
+  if (name == "fp16") return torch::kFloat16;
+  throw UserError("dist.comm_dtype '" + name + "' is not one of fp32, bf16, fp16");
+}
+
+}  // namespace
+
+GradientReducer::GradientReducer(Communicator& comm, std::vector<torch::Tensor> params, int64_t bucket_bytes,
+                                 const std::string& comm_dtype)
+    : comm_(comm), params_(std::move(params)), bucket_bytes_(std::max<int64_t>(1, bucket_bytes)),
+      comm_type_(comm_type_of(comm_dtype)) {
+  plan();
+}
+
+GradientReducer::GradientReducer(Communicator& comm, std::vector<torch::Tensor> params)
+    : GradientReducer(comm, std::move(params),
+                      static_cast<int64_t>(comm.config().bucket_mb * 1024.0 * 1024.0), comm.config().comm_dtype) {}
+
+// Consecutive parameters with the same dtype and device share a bucket until it is full.
+void GradientReducer::plan() {
+  buckets_.clear();
+  int64_t filled = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& p = params_[i];
+    if (!p.is_floating_point())
+      throw UserError("gradient reducer: parameter " + std::to_string(i) + " is not floating point");
+    bool same_kind = !buckets_.empty() && !buckets_.back().empty() &&
+                     params_[buckets_.back().front()].scalar_type() == p.scalar_type() &&
+                     params_[buckets_.back().front()].device() == p.device();
+    if (buckets_.empty() || !same_kind || filled >= bucket_bytes_) {
+      buckets_.emplace_back();
+      filled = 0;
+    }
+    buckets_.back().push_back(i);
+    filled += p.numel() * static_cast<int64_t>(c10::elementSize(comm_type_));
+  }
+}
+
+void GradientReducer::reduce() {
+  const int world = comm_.world_size();
+  if (world <= 1 || params_.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const bool gloo = comm_.backend() == "gloo";
+  const bool low = comm_type_ != torch::kFloat32;
+  torch::NoGradGuard no_grad;
+
+  // every rank sends identical buckets: a missing gradient counts as zero
+  for (auto& p : params_)
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+
+  std::vector<torch::Tensor> flats;
+  flats.reserve(buckets_.size());
+  for (const auto& bucket : buckets_) {
+    std::vector<torch::Tensor> parts;
+    parts.reserve(bucket.size());
+    for (size_t i : bucket) parts.push_back(params_[i].grad().reshape({-1}));
+    torch::Tensor flat = torch::cat(parts);
+    if (low) flat = flat.to(torch::kFloat32).mul_(1.0 / world).to(comm_type_);  // pre-divide: no overflow
+    else if (flat.scalar_type() != torch::kFloat32 && flat.scalar_type() != torch::kFloat64)
+      flat = flat.to(torch::kFloat32);
+    if (gloo && !flat.device().is_cpu()) flat = flat.to(torch::kCPU);
+    flats.push_back(flat.contiguous());
+  }
+  comm_.allreduce_async_(flats);
+  comm_.wait_all();
+
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    torch::Tensor flat = flats[b];
+    if (!low) flat.div_(world);
+    int64_t offset = 0;
+    for (size_t i : buckets_[b]) {
+      auto& g = params_[i].mutable_grad();
+      int64_t n = g.numel();
+      g.copy_(flat.narrow(0, offset, n).view(g.sizes()));
+      offset += n;
+    }
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  comm_.add_stats(seconds, 0);
+}
+
+}  // namespace bert::dist
