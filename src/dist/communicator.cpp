@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -93,17 +94,25 @@ struct Communicator::Impl {
   bool hb_stop = false;
   std::vector<c10::intrusive_ptr<c10d::Work>> pending;
   std::vector<std::string> pending_what;
+  std::vector<std::function<void()>> pending_finish;  // after the wait (bf16 over Gloo)
   CommStats stats;
   bool failed = false;
   bool finished = false;
 
   std::string endpoint() const { return env.master_addr + ":" + std::to_string(env.master_port); }
   std::string who() const { return "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size); }
-  bool single() const { return !pg; }
+  bool single() const { return env.world_size <= 1; }
+  // false for a single process; RuntimeError once a collective has failed
+  bool active() const {
+    if (failed)
+      throw RuntimeError(who() + ": a collective already failed; the distributed job cannot continue");
+    return !single();
+  }
 
   void connect_store();
   void rendezvous();
-  void create_group(const std::string& device_backend);
+  void choose_backend(const std::string& device_backend);
+  void create_group();
   void start_heartbeat();
   void stop_heartbeat();
   [[noreturn]] void fail(const std::string& what, const std::exception& e, bool timed_out);
@@ -163,28 +172,35 @@ void Communicator::Impl::rendezvous() {
   spdlog::debug("rendezvous complete: {} ranks at {} after {:.2f} s", env.world_size, endpoint(), since(start));
 }
 
-void Communicator::Impl::create_group(const std::string& device_backend) {
+// Decided before any networking, so an unusable backend fails at once on every rank.
+void Communicator::Impl::choose_backend(const std::string& device_backend) {
   std::string b = cfg.backend == "auto" ? device_backend : cfg.backend;
   if (b == "hccl")
     throw UserError("collective backend hccl needs Habana's ProcessGroupHCCL (the habana_frameworks PyTorch "
                     "plugin), which this LibTorch build does not contain; use --set dist.backend=gloo or "
                     "--device cpu");
-  auto prefix = c10::make_intrusive<c10d::PrefixStore>("pg", store);
   if (b == "nccl") {
-#ifdef USE_C10D_NCCL
-    auto opts = c10d::ProcessGroupNCCL::Options::create();
-    opts->timeout = to_ms(cfg.timeout_s);
-    pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefix, env.rank, env.world_size, opts);
-    backend = "nccl";
-    return;
-#else
+#ifndef USE_C10D_NCCL
     throw UserError("collective backend nccl is not in this build: it was compiled against a LibTorch without "
                     "CUDA/NCCL (Debian's libtorch is CPU-only); rebuild against a CUDA LibTorch "
                     "(docs/distributed.md) or use --set dist.backend=gloo");
 #endif
-  }
-  if (b != "gloo")
+  } else if (b != "gloo") {
     throw UserError("unknown collective backend '" + b + "'; use gloo, nccl or hccl");
+  }
+  backend = b;
+}
+
+void Communicator::Impl::create_group() {
+  auto prefix = c10::make_intrusive<c10d::PrefixStore>("pg", store);
+#ifdef USE_C10D_NCCL
+  if (backend == "nccl") {
+    auto opts = c10d::ProcessGroupNCCL::Options::create();
+    opts->timeout = to_ms(cfg.timeout_s);
+    pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefix, env.rank, env.world_size, opts);
+    return;
+  }
+#endif
   auto opts = c10d::ProcessGroupGloo::Options::create(to_ms(cfg.timeout_s));
   const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
   try {
@@ -205,7 +221,6 @@ void Communicator::Impl::create_group(const std::string& device_backend) {
     throw RuntimeError(who() + ": Gloo could not connect to every rank (" + first_line(e) +
                        "); check that the nodes reach each other, or set GLOO_SOCKET_IFNAME");
   }
-  backend = "gloo";
 }
 
 void Communicator::Impl::start_heartbeat() {
@@ -245,6 +260,7 @@ void Communicator::Impl::fail(const std::string& what, const std::exception& e, 
   failed = true;
   pending.clear();
   pending_what.clear();
+  pending_finish.clear();
   std::string cause = first_line(e);
   std::string verdict;
   const double watch = std::max(1.0, 2.5 * cfg.heartbeat_s);
@@ -304,8 +320,13 @@ std::vector<torch::Tensor> Communicator::Impl::staged(std::vector<torch::Tensor>
   std::vector<torch::Tensor> out;
   out.reserve(tensors.size());
   for (auto& t : tensors) {
-    bool direct = backend == "gloo" ? (t.device().is_cpu() && t.is_contiguous()) : t.is_contiguous();
-    out.push_back(direct ? t : (backend == "gloo" ? t.to(torch::kCPU).contiguous() : t.contiguous()));
+    if (backend != "gloo") {
+      out.push_back(t.contiguous());
+    } else if (t.scalar_type() == torch::kBFloat16) {  // Gloo in LibTorch 1.13 cannot reduce bf16
+      out.push_back(t.to(torch::kCPU, torch::kFloat32).contiguous());
+    } else {
+      out.push_back(t.device().is_cpu() && t.is_contiguous() ? t : t.to(torch::kCPU).contiguous());
+    }
   }
   return out;
 }
@@ -324,10 +345,11 @@ std::unique_ptr<Communicator> Communicator::create(const LaunchEnv& env, const D
   impl->cfg = cfg;
   if (env.world_size > 1) {
     auto start = Clock::now();
+    impl->choose_backend(device_backend);
     if (env.rank == 0) spdlog::info("rendezvous: {} ranks at {} ({})", env.world_size, impl->endpoint(), env.source);
     impl->connect_store();
     impl->rendezvous();
-    impl->create_group(device_backend);
+    impl->create_group();
     impl->start_heartbeat();
     if (env.rank == 0)
       spdlog::info("process group ready: {} ranks, backend {}, in {:.2f} s", env.world_size, impl->backend,
@@ -359,7 +381,7 @@ static int64_t payload(const std::vector<torch::Tensor>& ts) {
 }
 
 void Communicator::allreduce_(std::vector<torch::Tensor>& tensors, Reduce op) {
-  if (impl_->single() || tensors.empty()) return;
+  if (!impl_->active() || tensors.empty()) return;
   auto start = Clock::now();
   auto st = impl_->staged(tensors);
   c10d::AllreduceOptions o;
@@ -385,7 +407,7 @@ torch::Tensor Communicator::allreduce(const torch::Tensor& t, Reduce op) {
 }
 
 void Communicator::broadcast_(std::vector<torch::Tensor>& tensors, int root) {
-  if (impl_->single() || tensors.empty()) return;
+  if (!impl_->active() || tensors.empty()) return;
   if (root < 0 || root >= world_size())
     throw UserError("broadcast root " + std::to_string(root) + " is not a rank of this " +
                     std::to_string(world_size()) + "-rank job");
@@ -403,7 +425,7 @@ void Communicator::broadcast_(std::vector<torch::Tensor>& tensors, int root) {
 }
 
 void Communicator::barrier() {
-  if (impl_->single()) return;
+  if (!impl_->active()) return;
   auto start = Clock::now();
   impl_->run("barrier", impl_->pg->barrier());
   add_stats(since(start), 0);
@@ -411,12 +433,27 @@ void Communicator::barrier() {
 }
 
 void Communicator::allreduce_async_(std::vector<torch::Tensor>& tensors) {
-  if (impl_->single()) return;
+  if (!impl_->active()) return;
   for (auto& t : tensors) {
     if (impl_->backend == "gloo" && (!t.device().is_cpu() || !t.is_contiguous()))
       throw RuntimeError("allreduce_async_ needs contiguous CPU tensors with Gloo (got " + t.toString() + ")");
     std::vector<torch::Tensor> one = {t};
-    impl_->pending.push_back(impl_->pg->allreduce(one));
+    if (impl_->backend == "gloo" && t.scalar_type() == torch::kBFloat16) {
+      // Gloo in LibTorch 1.13 cannot sum bf16: gather the raw bf16 bits from every rank (same
+      // bytes on the wire as a bf16 ring allreduce with 2 ranks) and sum them here in fp32
+      std::vector<std::vector<torch::Tensor>> gathered(1);
+      for (int r = 0; r < world_size(); ++r) gathered[0].push_back(torch::empty_like(t).view(torch::kInt16));
+      std::vector<torch::Tensor> bits = {t.view(torch::kInt16)};
+      impl_->pending.push_back(impl_->pg->allgather(gathered, bits));
+      impl_->pending_finish.push_back([t, gathered]() mutable {
+        auto acc = torch::zeros(t.sizes(), torch::kFloat32);
+        for (auto& g : gathered[0]) acc.add_(g.view(torch::kBFloat16).to(torch::kFloat32));
+        t.copy_(acc);
+      });
+    } else {
+      impl_->pending.push_back(impl_->pg->allreduce(one));
+      impl_->pending_finish.push_back(nullptr);
+    }
     impl_->pending_what.push_back("gradient allreduce");
     impl_->stats.bytes += t.numel() * static_cast<int64_t>(t.element_size());
     impl_->stats.calls += 1;
@@ -426,9 +463,14 @@ void Communicator::allreduce_async_(std::vector<torch::Tensor>& tensors) {
 void Communicator::wait_all() {
   auto works = std::move(impl_->pending);
   auto whats = std::move(impl_->pending_what);
+  auto finishers = std::move(impl_->pending_finish);
   impl_->pending.clear();
   impl_->pending_what.clear();
-  for (size_t i = 0; i < works.size(); ++i) impl_->run(whats[i], works[i]);
+  impl_->pending_finish.clear();
+  for (size_t i = 0; i < works.size(); ++i) {
+    impl_->run(whats[i], works[i]);
+    if (finishers[i]) finishers[i]();
+  }
 }
 
 CommStats Communicator::take_stats() {

@@ -133,6 +133,7 @@ void spawn(Worker& w, const std::string& program, const std::vector<std::string>
     ::setpgid(0, 0);  // own process group: terminal Ctrl-C reaches the launcher only, which forwards it
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGPIPE, SIG_DFL);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);
@@ -204,14 +205,18 @@ int run_launcher(const LaunchOptions& in) {
 
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
     throw RuntimeError(std::string("cannot create a pipe: ") + std::strerror(errno));
-  struct sigaction sa {}, old_int{}, old_term{};
+  struct sigaction sa {}, ign{}, old_int{}, old_term{}, old_pipe{};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGPIPE, &ign, &old_pipe);  // a closed stdout must not kill the supervisor
   auto restore = [&]() {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGTERM, &old_term, nullptr);
+    ::sigaction(SIGPIPE, &old_pipe, nullptr);
     ::close(g_signal_pipe[0]);
     ::close(g_signal_pipe[1]);
     g_signal_pipe[0] = g_signal_pipe[1] = -1;
