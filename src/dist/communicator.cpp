@@ -440,10 +440,11 @@ void Communicator::allreduce_async_(std::vector<torch::Tensor>& tensors) {
     std::vector<torch::Tensor> one = {t};
     if (impl_->backend == "gloo" && t.scalar_type() == torch::kBFloat16) {
       // Gloo in LibTorch 1.13 cannot sum bf16: gather the raw bf16 bits from every rank (same
-      // bytes on the wire as a bf16 ring allreduce with 2 ranks) and sum them here in fp32
+      // bytes on the wire as a bf16 ring allreduce with 2 ranks) and sum them here in fp32.
+      // The bits travel viewed as fp16 (a 2-byte type Gloo moves verbatim; allgather is a copy).
       std::vector<std::vector<torch::Tensor>> gathered(1);
-      for (int r = 0; r < world_size(); ++r) gathered[0].push_back(torch::empty_like(t).view(torch::kInt16));
-      std::vector<torch::Tensor> bits = {t.view(torch::kInt16)};
+      for (int r = 0; r < world_size(); ++r) gathered[0].push_back(torch::empty_like(t).view(torch::kFloat16));
+      std::vector<torch::Tensor> bits = {t.view(torch::kFloat16)};
       impl_->pending.push_back(impl_->pg->allgather(gathered, bits));
       impl_->pending_finish.push_back([t, gathered]() mutable {
         auto acc = torch::zeros(t.sizes(), torch::kFloat32);
