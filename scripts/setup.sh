@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libdnnl-dev libhdf5-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
-  libutf8proc-dev libgtest-dev libopenblas0-openmp
+  libutf8proc-dev libgtest-dev libopenblas0-openmp libgloo-dev
 )
 
 missing=()

@@ -161,14 +161,27 @@ std::vector<torch::Tensor> load(const fs::path& p) {
 }
 
 // Run the "reduce" role in `n` workers through `bert-train launch`; result[case][rank].
-std::vector<std::vector<std::vector<torch::Tensor>>> run_reduce(int n) {
+// With `mpirun`, OpenMPI's variables are used instead (MASTER_PORT passed with -x).
+std::vector<std::vector<std::vector<torch::Tensor>>> run_reduce(int n, bool mpirun = false) {
   TempDir dir;
-  auto r = run_cli("launch --nproc-per-node " + std::to_string(n) + " --master-port 0 --program " + self_exe() +
-                       " -- --gtest_filter=DistWorker.Run",
-                   "BERT_DIST_TEST_ROLE=reduce BERT_DIST_TEST_OUT=" + dir.path.string());
-  EXPECT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("launch: all " + std::to_string(n) + " worker(s) finished successfully"), std::string::npos)
-      << r.err;
+  CmdResult r;
+  if (!mpirun) {
+    r = run_cli("launch --nproc-per-node " + std::to_string(n) + " --master-port 0 --program " + self_exe() +
+                    " -- --gtest_filter=DistWorker.Run",
+                "BERT_DIST_TEST_ROLE=reduce BERT_DIST_TEST_OUT=" + dir.path.string());
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("launch: all " + std::to_string(n) + " worker(s) finished successfully"), std::string::npos)
+        << r.err;
+  } else {
+    std::string cmd = "mpirun " + std::string(::geteuid() == 0 ? "--allow-run-as-root " : "") +
+                      "--oversubscribe -np " + std::to_string(n) + " -x BERT_DIST_TEST_ROLE=reduce -x BERT_DIST_TEST_OUT=" +
+                      dir.path.string() + " -x MASTER_PORT=" + std::to_string(dist::free_tcp_port()) + " " +
+                      self_exe() + " --gtest_filter=DistWorker.Run >" + (dir / "mpi.log").string() + " 2>&1";
+    int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    r.out = read_text(dir / "mpi.log");
+    EXPECT_EQ(r.code, 0) << r.out;
+  }
   std::vector<std::vector<std::vector<torch::Tensor>>> res(kCases.size());
   for (size_t c = 0; c < kCases.size(); ++c)
     for (int k = 0; k < n; ++k) {
@@ -234,8 +247,8 @@ TEST(DistWorker, Run) {
 
 // Buckets of 1 byte (one tensor each), 64 bytes, 1 MiB and 4 GiB (one bucket) all give the
 // average; bf16/fp16 on the wire within their precision.
-void check_all_cases(int n) {
-  auto res = run_reduce(n);
+void check_all_cases(int n, bool mpirun = false) {
+  auto res = run_reduce(n, mpirun);
   ASSERT_EQ(res.size(), kCases.size());
   const size_t P = kShapes.size();
   for (size_t c = 0; c < kCases.size(); ++c) {
@@ -260,6 +273,12 @@ void check_all_cases(int n) {
 TEST(DistCollectives, TwoRanksAverageGradientsInAnyBucketSizeAndDtype) { check_all_cases(2); }
 
 TEST(DistCollectives, ThreeRanksAverageGradientsInAnyBucketSizeAndDtype) { check_all_cases(3); }
+
+// `mpirun -np 2 <binary>` as the seed recipes run it (Debian's openmpi-bin; skipped without it).
+TEST(DistCollectives, MpirunTwoRanks) {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun (openmpi-bin) not installed";
+  check_all_cases(2, true);
+}
 
 TEST(DistCollectives, RendezvousTimeoutNamesMissingRanks) {
   dist::LaunchEnv env;
