@@ -9,11 +9,13 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
 
 #include "bert/common/error.h"
+#include "bert/config/run_config.h"
 #include "bert/dist/communicator.h"
 #include "bert/dist/grad_reducer.h"
 #include "bert/dist/launcher.h"
@@ -109,6 +111,109 @@ void worker_die(const dist::LaunchEnv& env) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::printf("survived without noticing the lost rank\n");
+}
+
+// role "bench" (not a test: run by hand, see docs/benchmarks/distributed.md): time
+// GradientReducer::reduce() on gradients shaped like the BERT pretraining model of
+// BERT_DIST_BENCH_MODEL (a bert_config.json), next to one raw c10d allreduce of a
+// pre-flattened fp32 buffer of the same size (the floor for any bucketing scheme).
+std::vector<std::vector<int64_t>> bert_pretraining_shapes(const ModelConfig& m) {
+  int64_t H = m.hidden_size, I = m.intermediate_size, V = m.vocab_size;
+  std::vector<std::vector<int64_t>> s = {{V, H}, {m.max_position_embeddings, H}, {m.type_vocab_size, H}, {H}, {H}};
+  for (int64_t l = 0; l < m.num_hidden_layers; ++l) {
+    for (int k = 0; k < 4; ++k) {  // query, key, value, attention output
+      s.push_back({H, H});
+      s.push_back({H});
+    }
+    s.push_back({H});  // attention LayerNorm
+    s.push_back({H});
+    s.push_back({I, H});
+    s.push_back({I});
+    s.push_back({H, I});
+    s.push_back({H});
+    s.push_back({H});  // output LayerNorm
+    s.push_back({H});
+  }
+  s.push_back({H, H});  // pooler
+  s.push_back({H});
+  s.push_back({H, H});  // MLM transform + LayerNorm + decoder bias (decoder weight tied)
+  s.push_back({H});
+  s.push_back({H});
+  s.push_back({H});
+  s.push_back({V});
+  s.push_back({2, H});  // NSP
+  s.push_back({2});
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void worker_bench(const dist::LaunchEnv& env) {
+  auto model = load_model_config(env_or("BERT_DIST_BENCH_MODEL", "configs/bert_base.json"));
+  int iters = std::stoi(env_or("BERT_DIST_BENCH_ITERS", "10"));
+  auto comm = dist::Communicator::create(env, worker_config(), "gloo");
+  std::vector<torch::Tensor> params;
+  int64_t numel = 0;
+  for (auto& shape : bert_pretraining_shapes(model)) {
+    params.push_back(torch::zeros(shape).set_requires_grad(true));
+    numel += params.back().numel();
+  }
+  using Clock = std::chrono::steady_clock;
+  auto secs = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  auto report = [&](const std::string& what, const std::vector<double>& t, int64_t bytes) {
+    if (env.rank == 0)
+      std::printf("BENCH %s world=%d params=%lld tensors=%zu: median %.1f ms (min %.1f, max %.1f) over %d, %.1f MB "
+                  "sent per rank per step\n",
+                  what.c_str(), env.world_size, (long long)numel, params.size(), 1e3 * median(t),
+                  1e3 * *std::min_element(t.begin(), t.end()), 1e3 * *std::max_element(t.begin(), t.end()),
+                  int(t.size()), bytes / 1e6);
+  };
+  {  // reference: one pre-flattened fp32 buffer, one allreduce
+    auto flat = torch::randn({numel});
+    std::vector<torch::Tensor> v = {flat};
+    std::vector<double> t;
+    for (int i = 0; i < iters + 2; ++i) {
+      comm->barrier();
+      auto t0 = Clock::now();
+      comm->allreduce_(v, dist::Reduce::Sum);
+      if (i >= 2) t.push_back(secs(t0));
+    }
+    report("raw-allreduce-fp32-one-buffer", t, numel * 4);
+  }
+  for (auto [mb, dtype] : std::vector<std::pair<double, std::string>>{{25, "fp32"}, {25, "fp16"}, {25, "bf16"}, {4, "fp32"}}) {
+    dist::GradientReducer reducer(*comm, params, int64_t(mb * 1024 * 1024), dtype);
+    std::vector<double> t;
+    int64_t bytes = 0;
+    for (int i = 0; i < iters + 2; ++i) {
+      for (auto& p : params) p.mutable_grad() = torch::randn_like(p);
+      comm->barrier();
+      comm->take_stats();
+      auto t0 = Clock::now();
+      reducer.reduce();
+      double dt = secs(t0);
+      bytes = comm->take_stats().bytes;
+      if (i >= 2) t.push_back(dt);
+    }
+    char name[96];
+    std::snprintf(name, sizeof name, "GradientReducer-%s-bucket%gMB-%zubuckets", dtype.c_str(), mb, reducer.num_buckets());
+    report(name, t, bytes);
+  }
+  {
+    std::vector<torch::Tensor> v;
+    for (auto& p : params) v.push_back(p.detach());
+    std::vector<double> t;
+    for (int i = 0; i < 3; ++i) {
+      comm->barrier();
+      auto t0 = Clock::now();
+      comm->broadcast_(v, 0);
+      t.push_back(secs(t0));
+    }
+    report("broadcast-parameters", t, numel * 4);
+  }
+  comm->finish();
 }
 
 struct Proc {
@@ -236,6 +341,7 @@ TEST(DistWorker, Run) {
   try {
     if (role == "reduce") worker_reduce(env);
     else if (role == "die") worker_die(env);
+    else if (role == "bench") worker_bench(env);
     else FAIL() << "unknown role " << role;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -32,6 +32,7 @@ GradientReducer::GradientReducer(Communicator& comm, std::vector<torch::Tensor> 
 // Consecutive parameters with the same dtype and device share a bucket until it is full.
 void GradientReducer::plan() {
   buckets_.clear();
+  flats_.clear();
   int64_t filled = 0;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& p = params_[i];
@@ -61,31 +62,42 @@ void GradientReducer::reduce() {
   for (auto& p : params_)
     if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
 
-  std::vector<torch::Tensor> flats;
-  flats.reserve(buckets_.size());
-  for (const auto& bucket : buckets_) {
-    std::vector<torch::Tensor> parts;
-    parts.reserve(bucket.size());
-    for (size_t i : bucket) parts.push_back(params_[i].grad().reshape({-1}));
-    torch::Tensor flat = torch::cat(parts);
-    if (low) flat = flat.to(torch::kFloat32).mul_(1.0 / world).to(comm_type_);  // pre-divide: no overflow
-    else if (flat.scalar_type() != torch::kFloat32 && flat.scalar_type() != torch::kFloat64)
-      flat = flat.to(torch::kFloat32);
-    if (gloo && !flat.device().is_cpu()) flat = flat.to(torch::kCPU);
-    flats.push_back(flat.contiguous());
+  // the flat buffers live as long as the reducer: no allocation (or page faults) per step
+  if (flats_.size() != buckets_.size()) {
+    flats_.clear();
+    for (const auto& bucket : buckets_) {
+      const auto& first = params_[bucket.front()];
+      int64_t n = 0;
+      for (size_t i : bucket) n += params_[i].numel();
+      auto type = low ? comm_type_ : (first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32);
+      auto device = gloo ? torch::Device(torch::kCPU) : first.device();
+      flats_.push_back(torch::empty({n}, torch::TensorOptions().dtype(type).device(device)));
+    }
   }
-  comm_.allreduce_async_(flats);
+  const auto inv_world = torch::scalar_tensor(1.0 / world, torch::kFloat64);
+  const auto world_t = torch::scalar_tensor(static_cast<double>(world), torch::kFloat64);
+
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    int64_t offset = 0;
+    for (size_t i : buckets_[b]) {
+      const auto& g = params_[i].grad();
+      auto slice = flats_[b].narrow(0, offset, g.numel()).view(g.sizes());
+      if (low) slice.copy_(g.mul(inv_world));  // pre-divide in the gradient's precision: no overflow
+      else slice.copy_(g);
+      offset += g.numel();
+    }
+  }
+  comm_.allreduce_async_(flats_);
   comm_.wait_all();
 
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    torch::Tensor flat = flats[b];
-    if (!low) flat.div_(world);
     int64_t offset = 0;
     for (size_t i : buckets_[b]) {
       auto& g = params_[i].mutable_grad();
-      int64_t n = g.numel();
-      g.copy_(flat.narrow(0, offset, n).view(g.sizes()));
-      offset += n;
+      auto slice = flats_[b].narrow(0, offset, g.numel()).view(g.sizes());
+      if (low) g.copy_(slice);
+      else at::div_out(g, slice, world_t);
+      offset += g.numel();
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,10 +1,11 @@
 #pragma once
 // Gradient averaging across ranks, once per optimizer step after gradient accumulation
-// (NVIDIA's allreduce_post_accumulation): gradients are flattened into contiguous buckets of
+// (NVIDIA's allreduce_post_accumulation): gradients are copied into contiguous buckets of
 // about `bucket_bytes` (one bucket per dtype/device run; a tensor larger than a bucket gets its
-// own), each bucket is summed across ranks, divided by the world size and copied back. With a
-// bf16/fp16 comm dtype (allreduce_post_accumulation_fp16) each bucket is pre-divided in fp32,
-// then cast, summed in the low precision, and cast back — half the bytes on the wire.
+// own; the buffers are kept between steps), each bucket is summed across ranks, divided by the
+// world size and copied back. With a bf16/fp16 comm dtype (allreduce_post_accumulation_fp16)
+// each gradient is pre-divided in its own precision while cast into the bucket, summed in the
+// low precision, and cast back — half the bytes on the wire.
 //
 // Parameters without a gradient get a zero gradient so that every rank sends the same buckets.
 // After reduce(), every rank holds identical gradients, so a global gradient norm (LAMB, clipping)
@@ -42,6 +43,7 @@ class GradientReducer {
   int64_t bucket_bytes_;
   torch::ScalarType comm_type_;
   std::vector<std::vector<size_t>> buckets_;
+  std::vector<torch::Tensor> flats_;  // one contiguous buffer per bucket, reused every step
 };
 
 }  // namespace bert::dist
