@@ -11,7 +11,7 @@ static Action setup_launch(CLI::App& app, GlobalOptions&) {
   sub->footer(
       "Everything after '--' is the worker command (bert-train arguments unless --program is given).\n"
       "Examples:\n"
-      "  bert-train launch --nproc-per-node 2 -- pretrain --config configs/pretrain_mini.json\n"
+      "  bert-train launch --nproc-per-node 2 -- pretrain --config configs/pretrain_tiny_128_lamb.json\n"
       "  bert-train launch --nnodes 2 --node-rank 0 --master-addr node01 --nproc-per-node 2 -- pretrain ...");
   auto o = std::make_shared<dist::LaunchOptions>();
   sub->add_option("--nproc-per-node", o->nproc_per_node, "worker processes on this node (one per socket or GPU)")

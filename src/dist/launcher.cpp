@@ -187,7 +187,7 @@ int run_launcher(const LaunchOptions& in) {
                     "] for --nnodes " + std::to_string(o.nnodes));
   if (o.args.empty())
     throw UserError("launch needs the worker command after '--', e.g. bert-train launch --nproc-per-node 2 -- "
-                    "pretrain --config configs/pretrain_mini.json");
+                    "pretrain --config configs/pretrain_tiny_128_lamb.json");
   if (o.master_port == 0) {
     if (o.nnodes > 1) throw UserError("--master-port 0 (pick a free port) only works with --nnodes 1");
     o.master_port = free_tcp_port();
