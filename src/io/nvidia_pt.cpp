@@ -1,14 +1,21 @@
 // NVIDIA DeepLearningExamples .pt checkpoints -> tensors under HF names.
 #include "bert/io/nvidia_pt.h"
 
-#include <torch/serialize.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "bert/common/error.h"
 #include "bert/common/fs.h"
 #include "bert/common/strings.h"
 #include "bert/config/run_config.h"
+#include "bert/io/nvidia_pt_pickle.h"
+#include "bert/io/nvidia_pt_zip.h"
 #include "bert/io/tf_names.h"
 
 namespace bert::io {
@@ -25,10 +32,50 @@ bool is_vocab_tensor(const std::string& hf_name) {
          hf_name == "cls.predictions.bias" || hf_name == "cls.predictions.decoder.bias";
 }
 
-std::string first_line(const std::string& s) {
-  auto nl = s.find('\n');
-  return trim(nl == std::string::npos ? s : s.substr(0, nl));
+c10::ScalarType torch_dtype(PtElem e) {
+  switch (e) {
+    case PtElem::Float32: return torch::kFloat32;
+    case PtElem::Float64: return torch::kFloat64;
+    case PtElem::Float16: return torch::kFloat16;
+    case PtElem::BFloat16: return torch::kBFloat16;
+    case PtElem::Int64: return torch::kInt64;
+    case PtElem::Int32: return torch::kInt32;
+    case PtElem::Int16: return torch::kInt16;
+    case PtElem::Int8: return torch::kInt8;
+    case PtElem::UInt8: return torch::kUInt8;
+    default: return torch::kBool;
+  }
 }
+
+// A read-only memory map of a whole file (checkpoints can be several GB).
+class MappedFile {
+ public:
+  explicit MappedFile(const fs::path& path) {
+    require_file(path, "PyTorch checkpoint");
+    fd_ = ::open(path.c_str(), O_RDONLY);
+    if (fd_ < 0) throw UserError("cannot open " + path.string() + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) throw UserError("cannot stat " + path.string());
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+      if (p == MAP_FAILED) throw UserError("cannot map " + path.string() + ": " + std::strerror(errno));
+      data_ = static_cast<const char*>(p);
+    }
+  }
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<char*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
+
+ private:
+  int fd_ = -1;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 }  // namespace
 
@@ -87,46 +134,28 @@ bool is_torch_checkpoint_file(const fs::path& path) {
 }
 
 ImportedWeights import_nvidia_checkpoint(const fs::path& path, const NvidiaImportOptions& opts) {
-  std::string bytes = read_file(path);
-  if (bytes.size() < 4 || bytes.compare(0, 4, std::string("PK\x03\x04", 4)) != 0) {
+  MappedFile file(path);
+  std::string_view bytes = file.bytes();
+  if (bytes.size() < 4 || bytes.substr(0, 4) != std::string_view("PK\x03\x04", 4)) {
     if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80)
-      throw UserError("LibTorch cannot read " + path.string() + ": it uses the legacy (pre-1.6) torch.save format; "
+      throw UserError("cannot read " + path.string() + ": it uses the legacy (pre-1.6) torch.save format; "
                       "re-save it in Python with torch.save(torch.load(path), new_path)");
     throw UserError(path.string() + " is not a PyTorch checkpoint (expected a torch.save zip archive)");
   }
-  c10::IValue root;
-  try {
-    root = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
-  } catch (const c10::Error& e) {
-    throw UserError("LibTorch cannot read " + path.string() + ": " + first_line(e.what_without_backtrace()) +
-                    "; re-save just the weights in Python with torch.save({'model': ckpt['model']}, path)");
-  } catch (const std::exception& e) {
-    throw UserError("LibTorch cannot read " + path.string() + ": " + first_line(e.what()));
-  }
-  if (!root.isGenericDict()) throw UserError(path.string() + " does not hold a dict; expected torch.save({'model': state_dict})");
-  c10::impl::GenericDict top = root.toGenericDict();
-  c10::impl::GenericDict sd = top;
-  std::vector<std::string> other_keys;
-  bool nested = false;
-  for (const auto& kv : top) {
-    if (!kv.key().isString()) continue;
-    const std::string& k = kv.key().toStringRef();
-    if (k == "model" && kv.value().isGenericDict()) {
-      sd = kv.value().toGenericDict();
-      nested = true;
-    } else {
-      other_keys.push_back(k);
-    }
-  }
+  ZipArchive zip(bytes, path.string());
+  PtCheckpoint ckpt = parse_torch_checkpoint(zip);
+  if (ckpt.tensors.empty())
+    throw UserError(path.string() + " holds no tensors" + (ckpt.nested ? " under 'model'" : "") +
+                    "; expected torch.save({'model': state_dict})");
+
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
-  std::vector<std::string> non_tensors;
-  for (const auto& kv : sd) {
-    std::string k = kv.key().isString() ? kv.key().toStringRef() : kv.key().tagKind();
-    if (kv.value().isTensor()) tensors.emplace_back(k, kv.value().toTensor());
-    else non_tensors.push_back(k);
+  for (const auto& [name, pt] : ckpt.tensors) {
+    std::string_view storage = zip.read(pt.storage_record);  // CRC-checked
+    torch::Tensor flat = torch::empty({pt.storage_numel}, torch::TensorOptions().dtype(torch_dtype(pt.elem)));
+    if (pt.storage_numel > 0)
+      std::memcpy(flat.data_ptr(), storage.data(), static_cast<size_t>(pt.storage_numel) * pt_elem_size(pt.elem));
+    tensors.emplace_back(name, flat.as_strided(pt.sizes, pt.strides, pt.offset).clone(at::MemoryFormat::Contiguous));
   }
-  if (tensors.empty())
-    throw UserError(path.string() + " holds no tensors under 'model'; expected torch.save({'model': state_dict})");
 
   fs::path config = opts.config_path;
   if (config.empty() && fs::exists(path.parent_path() / "bert_config.json")) config = path.parent_path() / "bert_config.json";
@@ -134,9 +163,9 @@ ImportedWeights import_nvidia_checkpoint(const fs::path& path, const NvidiaImpor
   if (!config.empty()) cfg = load_model_config(config);
   ImportedWeights out = map_nvidia_state_dict(std::move(tensors), cfg ? std::optional<int64_t>(cfg->vocab_size) : std::nullopt);
   out.config = cfg;
-  if (nested)
-    for (const auto& k : other_keys) out.skipped.insert(out.skipped.begin(), k + " (not model weights)");
-  for (const auto& k : non_tensors) out.skipped.push_back(k + " (not a tensor)");
+  for (auto it = ckpt.other_keys.rbegin(); it != ckpt.other_keys.rend(); ++it)
+    out.skipped.insert(out.skipped.begin(), *it + " (not model weights)");
+  for (const auto& k : ckpt.non_tensors) out.skipped.push_back(k + " (not a tensor)");
   return out;
 }
 

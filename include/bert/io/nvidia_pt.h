@@ -1,7 +1,9 @@
 #pragma once
 // Importing NVIDIA DeepLearningExamples BERT checkpoints: files written by
-// torch.save({'model': state_dict, 'optimizer': ..., ...}) in PyTorch's zip format, read with
-// LibTorch's unpickler (no Python). A plain state dict (e.g. HF's pytorch_model.bin) works too.
+// torch.save({'model': state_dict, 'optimizer': ..., ...}) in PyTorch's zip format, read by our own
+// zip and pickle readers (nvidia_pt_zip.h, nvidia_pt_pickle.h): LibTorch 1.13's torch::pickle_load
+// cannot rebuild the collections.OrderedDict that every state_dict() is. A plain state dict
+// (e.g. HF's pytorch_model.bin) works too.
 //
 // NVIDIA's names differ from HF's in small ways, undone here: DDP's "module." prefix, "dense_act"
 // for the fused Linear+activation modules, LayerNorm "gamma"/"beta" in old checkpoints, and a
@@ -36,8 +38,8 @@ ImportedWeights map_nvidia_state_dict(std::vector<std::pair<std::string, torch::
 bool is_torch_checkpoint_file(const std::filesystem::path& path);
 
 // Reads the file, takes its 'model' entry (or the whole dict when it is a plain state dict), and
-// maps it. UserError with the reason when LibTorch cannot read the pickle (e.g. the pre-1.6
-// non-zip format, or pickled Python objects other than tensors and containers).
+// maps it. UserError with the reason when the file cannot be read (the pre-1.6 non-zip format,
+// compressed records, a pickle opcode outside protocol 2-5, a truncated or corrupt archive).
 ImportedWeights import_nvidia_checkpoint(const std::filesystem::path& path, const NvidiaImportOptions& opts = {});
 
 }  // namespace bert::io

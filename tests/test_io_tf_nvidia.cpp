@@ -1,0 +1,92 @@
+// NVIDIA DeepLearningExamples .pt import on the tiny fixtures in tests/data (written by
+// tests/data/make_nvidia_pt.py with Debian's python3-torch).
+#include <gtest/gtest.h>
+
+#include "bert/common/error.h"
+#include "bert/io/nvidia_pt.h"
+#include "test_util.h"
+
+using namespace bert;
+using namespace bert::io;
+using bert::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fixture(const std::string& name) { return bert::test::source_dir() / "tests" / "data" / name; }
+
+// The tiny config the fixture was made for, with vocab 15 (the fixture pads it to 16).
+void write_config(const fs::path& path) {
+  bert::test::write_text(path, R"({"vocab_size": 15, "hidden_size": 4, "num_hidden_layers": 1,
+    "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 16, "type_vocab_size": 2})");
+}
+
+}  // namespace
+
+TEST(IoTfNvidia, ImportsTheZipCheckpoint) {
+  TempDir dir;
+  write_config(dir / "bert_config.json");
+  NvidiaImportOptions opts;
+  opts.config_path = dir / "bert_config.json";
+  ASSERT_TRUE(is_torch_checkpoint_file(fixture("nvidia_tiny.pt")));
+  ImportedWeights w = import_nvidia_checkpoint(fixture("nvidia_tiny.pt"), opts);
+  ASSERT_TRUE(w.config.has_value());
+  EXPECT_EQ(w.tensors.size(), 31u);  // 5 embeddings + 16 for the layer + 9 heads + tied decoder
+  EXPECT_TRUE(w.unmapped.empty());
+  for (const auto& [name, t] : w.tensors) {
+    EXPECT_TRUE(is_known_hf_bert_name(name)) << name;
+    EXPECT_EQ(name.find("module."), std::string::npos) << name;
+    EXPECT_EQ(name.find("dense_act"), std::string::npos) << name;
+  }
+  // the other entries of the dict are reported, not loaded
+  for (const char* k : {"optimizer (not model weights)", "master params (not model weights)",
+                        "files (not model weights)", "epoch (not model weights)", "data_loader (not model weights)"})
+    EXPECT_NE(std::find(w.skipped.begin(), w.skipped.end(), k), w.skipped.end()) << k;
+
+  // values: tensor i of the fixture holds i + 0.001 * element index
+  const torch::Tensor* emb = w.find("bert.embeddings.word_embeddings.weight");
+  ASSERT_NE(emb, nullptr);
+  EXPECT_EQ(emb->sizes(), (std::vector<int64_t>{15, 4}));  // padding row dropped
+  EXPECT_NEAR((*emb)[14][3].item<float>(), 0.0f + 0.001f * 59, 1e-6);
+  const torch::Tensor* inter = w.find("bert.encoder.layer.0.intermediate.dense.weight");
+  ASSERT_NE(inter, nullptr);
+  EXPECT_EQ(inter->sizes(), (std::vector<int64_t>{16, 4}));  // PyTorch layout, not transposed
+  EXPECT_NEAR((*inter)[1][0].item<float>(), 15.0f + 0.004f, 1e-5);
+  EXPECT_EQ(w.find("cls.predictions.bias")->size(0), 15);
+  EXPECT_EQ(w.find("cls.predictions.decoder.weight")->size(0), 15);
+  EXPECT_TRUE(torch::equal(*w.find("cls.predictions.decoder.weight"), *emb));
+  EXPECT_NE(w.find("bert.pooler.dense.weight"), nullptr);
+  EXPECT_NE(w.find("cls.predictions.transform.dense.bias"), nullptr);
+  bool trimmed_note = false;
+  for (const auto& n : w.notes) trimmed_note |= n.find("16 -> 15") != std::string::npos;
+  EXPECT_TRUE(trimmed_note);
+}
+
+TEST(IoTfNvidia, WithoutConfigNothingIsTrimmed) {
+  ImportedWeights w = import_nvidia_checkpoint(fixture("nvidia_tiny.pt"));
+  EXPECT_FALSE(w.config.has_value());
+  EXPECT_EQ(w.find("bert.embeddings.word_embeddings.weight")->size(0), 16);
+}
+
+TEST(IoTfNvidia, UnreadableFilesGiveClearErrors) {
+  try {
+    import_nvidia_checkpoint(fixture("nvidia_tiny_legacy.pt"));
+    FAIL() << "legacy format accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("legacy (pre-1.6) torch.save format"), std::string::npos) << e.what();
+  }
+  TempDir dir;
+  bert::test::write_text(dir / "junk.pt", "definitely not a checkpoint");
+  EXPECT_THROW(import_nvidia_checkpoint(dir / "junk.pt"), UserError);
+  EXPECT_FALSE(is_torch_checkpoint_file(dir / "junk.pt"));
+  // a zip archive cut in half
+  std::string bytes = bert::test::read_text(fixture("nvidia_tiny.pt"));
+  bert::test::write_text(dir / "cut.pt", bytes.substr(0, bytes.size() / 2));
+  try {
+    import_nvidia_checkpoint(dir / "cut.pt");
+    FAIL() << "truncated file accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.pt: no zip end-of-directory record (truncated"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(import_nvidia_checkpoint(dir / "missing.pt"), UserError);
+}
