@@ -7,6 +7,7 @@
 
 #include "bert/common/error.h"
 #include "bert/io/tensorbundle.h"
+#include "bert/io/tensorbundle_export.h"
 #include "bert/io/tensorbundle_import.h"
 #include "bert/io/tf_names.h"
 #include "test_util.h"
@@ -163,4 +164,35 @@ TEST(IoTfShared, CorruptedCopiesGiveClearErrors) {
     bert::test::write_text(dir / "bert_model.ckpt.index", index.substr(0, n));
     EXPECT_THROW(import_tf_checkpoint(dir.path), UserError) << n;
   }
+}
+
+TEST(IoTfShared, ExportAndReimportIsIdentical) {
+  BERT_REQUIRE_SHARED_DATA(data);
+  ImportedWeights w = import_tf_checkpoint(data / "tf_checkpoint");
+  TempDir dir;
+  TfExportResult r = export_tf_checkpoint(w.tensors, dir / "model.ckpt");
+  EXPECT_TRUE(r.skipped.empty());
+  // the same Google names as the original's weights, values bit-identical
+  TensorBundle orig(data / "tf_checkpoint"), exported(dir / "model.ckpt");
+  std::vector<std::string> weights;
+  for (const auto& e : orig.entries())
+    if (classify_tf_variable(e.name).kind == TfVarKind::Weight) weights.push_back(e.name);
+  EXPECT_EQ(r.written, weights);
+  ASSERT_EQ(exported.entries().size(), weights.size());
+  for (const auto& e : exported.entries()) {
+    EXPECT_EQ(e.shape, orig.find(e.name)->shape) << e.name;
+    EXPECT_TRUE(torch::equal(exported.read(e), orig.read(e.name))) << e.name;
+  }
+  ImportedWeights again = import_tf_checkpoint(dir / "model.ckpt");
+  ASSERT_EQ(again.tensors.size(), w.tensors.size());
+  for (size_t i = 0; i < w.tensors.size(); ++i) {
+    EXPECT_EQ(again.tensors[i].first, w.tensors[i].first);
+    EXPECT_TRUE(torch::equal(again.tensors[i].second, w.tensors[i].second)) << w.tensors[i].first;
+  }
+  // aliases and foreign names are skipped, and said so
+  TfExportResult s = export_tf_checkpoint({{"cls.predictions.decoder.weight", torch::zeros({15, 4})},
+                                           {"my.extra.weight", torch::zeros({2})}},
+                                          dir / "other.ckpt");
+  EXPECT_EQ(s.skipped.size(), 2u);
+  EXPECT_TRUE(s.written.empty());
 }
