@@ -6,6 +6,7 @@
 #include "bert/io/nvidia_pt.h"
 #include "bert/io/nvidia_pt_pickle.h"
 #include "bert/io/nvidia_pt_zip.h"
+#include "bert/io/tensorbundle_wire.h"
 #include "test_util.h"
 
 using namespace bert;
@@ -118,4 +119,97 @@ TEST(IoTfNvidia, EveryTruncationAndFlippedByteIsAClearErrorOrHarmless) {
   // every byte of data.pkl and of the storages is covered by a CRC
   EXPECT_GT(caught, static_cast<int>(bytes.size() / 2));
   EXPECT_GT(harmless, 0);
+}
+
+namespace {
+
+// A stored (uncompressed) zip of `entries`; with zip64, every size and offset in the central
+// directory is 0xffffffff and lives in a ZIP64 extra field, and ZIP64 end records are written, as
+// for checkpoints over 4 GB.
+std::string make_zip(const std::vector<std::pair<std::string, std::string>>& entries, bool zip64) {
+  auto u16 = [](std::string& s, uint32_t v) { s.push_back(char(v & 0xff)), s.push_back(char((v >> 8) & 0xff)); };
+  std::string out, cd;
+  for (const auto& [name, data] : entries) {
+    uint64_t offset = out.size();
+    uint32_t crc = crc32_ieee(0, data.data(), data.size());
+    put_fixed32(out, 0x04034b50);
+    u16(out, 20), u16(out, 0), u16(out, 0), u16(out, 0), u16(out, 0);
+    put_fixed32(out, crc);
+    put_fixed32(out, static_cast<uint32_t>(data.size()));
+    put_fixed32(out, static_cast<uint32_t>(data.size()));
+    u16(out, static_cast<uint32_t>(name.size())), u16(out, 0);
+    out += name;
+    out += data;
+    std::string extra;
+    if (zip64) {
+      u16(extra, 1), u16(extra, 24);
+      put_fixed64(extra, data.size());
+      put_fixed64(extra, data.size());
+      put_fixed64(extra, offset);
+    }
+    put_fixed32(cd, 0x02014b50);
+    u16(cd, 45), u16(cd, 45), u16(cd, 0), u16(cd, 0), u16(cd, 0), u16(cd, 0);
+    put_fixed32(cd, crc);
+    put_fixed32(cd, zip64 ? 0xffffffffu : static_cast<uint32_t>(data.size()));
+    put_fixed32(cd, zip64 ? 0xffffffffu : static_cast<uint32_t>(data.size()));
+    u16(cd, static_cast<uint32_t>(name.size())), u16(cd, static_cast<uint32_t>(extra.size())), u16(cd, 0);
+    u16(cd, 0), u16(cd, 0);
+    put_fixed32(cd, 0);
+    put_fixed32(cd, zip64 ? 0xffffffffu : static_cast<uint32_t>(offset));
+    cd += name;
+    cd += extra;
+  }
+  uint64_t cd_offset = out.size();
+  out += cd;
+  if (zip64) {
+    uint64_t z = out.size();
+    put_fixed32(out, 0x06064b50);
+    put_fixed64(out, 44);
+    u16(out, 45), u16(out, 45);
+    put_fixed32(out, 0), put_fixed32(out, 0);
+    put_fixed64(out, entries.size()), put_fixed64(out, entries.size());
+    put_fixed64(out, cd.size()), put_fixed64(out, cd_offset);
+    put_fixed32(out, 0x07064b50);
+    put_fixed32(out, 0);
+    put_fixed64(out, z);
+    put_fixed32(out, 1);
+  }
+  put_fixed32(out, 0x06054b50);
+  u16(out, 0), u16(out, 0);
+  u16(out, zip64 ? 0xffff : static_cast<uint32_t>(entries.size()));
+  u16(out, zip64 ? 0xffff : static_cast<uint32_t>(entries.size()));
+  put_fixed32(out, zip64 ? 0xffffffffu : static_cast<uint32_t>(cd.size()));
+  put_fixed32(out, zip64 ? 0xffffffffu : static_cast<uint32_t>(cd_offset));
+  u16(out, 0);
+  return out;
+}
+
+}  // namespace
+
+TEST(IoTfNvidia, Zip64ArchivesRead) {
+  std::string bytes = bert::test::read_text(fixture("nvidia_tiny.pt"));
+  ZipArchive orig(bytes, "nvidia_tiny.pt");
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const auto& n : orig.names()) entries.emplace_back(n, std::string(orig.read(n)));
+  for (bool zip64 : {false, true}) {
+    std::string z = make_zip(entries, zip64);
+    ZipArchive zip(z, "rebuilt.pt");
+    EXPECT_EQ(zip.names(), orig.names());
+    PtCheckpoint c = parse_torch_checkpoint(zip);
+    EXPECT_EQ(c.tensors.size(), 31u) << zip64;
+    TempDir dir;
+    bert::test::write_text(dir / "rebuilt.pt", z);
+    ImportedWeights w = import_nvidia_checkpoint(dir / "rebuilt.pt");
+    EXPECT_EQ(w.tensors.size(), 31u);
+  }
+  // a compressed (deflate) entry is refused by name
+  std::string z = make_zip({{"a/data.pkl", "x"}}, false);
+  auto cd = z.find(std::string("PK\x01\x02", 4));
+  z[cd + 10] = 8;
+  try {
+    ZipArchive bad(z, "deflated.pt");
+    FAIL() << "compressed entry accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is compressed"), std::string::npos) << e.what();
+  }
 }
