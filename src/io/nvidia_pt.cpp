@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include "bert/common/error.h"
 #include "bert/common/fs.h"
@@ -149,12 +150,16 @@ ImportedWeights import_nvidia_checkpoint(const fs::path& path, const NvidiaImpor
                     "; expected torch.save({'model': state_dict})");
 
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  std::set<std::string> verified;  // records already CRC-checked (tensors may share a storage)
   for (const auto& [name, pt] : ckpt.tensors) {
-    std::string_view storage = zip.read(pt.storage_record);  // CRC-checked
-    torch::Tensor flat = torch::empty({pt.storage_numel}, torch::TensorOptions().dtype(torch_dtype(pt.elem)));
-    if (pt.storage_numel > 0)
-      std::memcpy(flat.data_ptr(), storage.data(), static_cast<size_t>(pt.storage_numel) * pt_elem_size(pt.elem));
-    tensors.emplace_back(name, flat.as_strided(pt.sizes, pt.strides, pt.offset).clone(at::MemoryFormat::Contiguous));
+    std::string_view storage = zip.read(pt.storage_record, verified.insert(pt.storage_record).second);
+    // copy only the elements this tensor's view reaches, then lay it out contiguously
+    int64_t span = pt_view_span(pt);
+    size_t elem = pt_elem_size(pt.elem);
+    torch::Tensor flat = torch::empty({span}, torch::TensorOptions().dtype(torch_dtype(pt.elem)));
+    if (span > 0)
+      std::memcpy(flat.data_ptr(), storage.data() + static_cast<size_t>(pt.offset) * elem, static_cast<size_t>(span) * elem);
+    tensors.emplace_back(name, flat.as_strided(pt.sizes, pt.strides, 0).clone(at::MemoryFormat::Contiguous));
   }
 
   fs::path config = opts.config_path;

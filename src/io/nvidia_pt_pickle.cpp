@@ -388,6 +388,15 @@ void check_view(const PtTensor& t, const std::string& where, const std::string& 
 
 }  // namespace
 
+int64_t pt_view_span(const PtTensor& t) {
+  int64_t extent = 0;
+  for (size_t d = 0; d < t.sizes.size() && d < t.strides.size(); ++d) {
+    if (t.sizes[d] == 0) return 0;
+    extent += (t.sizes[d] - 1) * t.strides[d];
+  }
+  return extent + 1;
+}
+
 PtCheckpoint parse_torch_checkpoint(const ZipArchive& zip) {
   std::string pkl;
   for (const auto& n : zip.names()) {

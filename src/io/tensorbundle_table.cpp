@@ -142,10 +142,14 @@ std::vector<std::pair<std::string, std::string>> read_sstable(std::string_view f
   index_entries.clear();
   decode_block(block_at(file, index, where, "index block"), where, "index block", index_entries);
   std::vector<std::pair<std::string, std::string>> out;
+  uint64_t next_block = 0;  // data blocks follow each other: no block is decoded twice
   for (const auto& [sep, handle_bytes] : index_entries) {
     ByteReader hin(handle_bytes, where + ": index entry");
     BlockHandle h = read_handle(hin, "data block handle");
+    if (h.offset < next_block)
+      throw UserError(where + ": data blocks overlap or are out of order; the index file is corrupt");
     decode_block(block_at(file, h, where, "data block"), where, "data block", out);
+    next_block = h.offset + h.size + kTrailerSize;  // in range: block_at checked it
     if (!out.empty() && sep < out.back().first)
       throw UserError(where + ": index separator '" + sep + "' sorts before its block's last key");
   }

@@ -30,6 +30,10 @@ struct PtTensor {
   std::vector<int64_t> sizes, strides;
 };
 
+// Elements from `offset` to the last element the view reaches, inclusive (0 for an empty tensor).
+// Only meaningful for tensors parse_torch_checkpoint returned (their views are validated).
+int64_t pt_view_span(const PtTensor& t);
+
 struct PtCheckpoint {
   bool nested = false;  // true when the tensors came from the 'model' entry of the top dict
   std::vector<std::pair<std::string, PtTensor>> tensors;  // state-dict order
