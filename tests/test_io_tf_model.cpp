@@ -1,7 +1,6 @@
-// Imported checkpoints meet the model (compiled once bert/io/weights.h, from the model branch, is in
-// the tree): the tiny Google checkpoint and the NVIDIA fixture load into BertForPreTraining with
-// nothing missing or unexpected, and TF -> ours -> model.safetensors -> ours keeps every tensor.
-#if __has_include("bert/io/weights.h") && __has_include("bert/model/heads.h")
+// Imported checkpoints meet the model: the tiny Google checkpoint and the NVIDIA fixture load into
+// BertForPreTraining with nothing missing or unexpected, and TF -> ours -> model.safetensors -> ours
+// keeps every tensor.
 #include <gtest/gtest.h>
 
 #include "bert/io/nvidia_pt.h"
@@ -48,4 +47,3 @@ TEST(IoTfModel, NvidiaFixtureLoadsCompletely) {
   EXPECT_TRUE(r.missing.empty()) << r.summary();
   EXPECT_TRUE(r.unexpected.empty()) << r.summary();
 }
-#endif
