@@ -8,6 +8,10 @@
 #include <string_view>
 #include <vector>
 
+namespace bert::text {
+class FullTokenizer;
+}
+
 namespace bert::tasks {
 
 struct TaskTokenizer {
@@ -22,5 +26,9 @@ struct TaskTokenizer {
     return id < 0 ? unk_id : id;
   }
 };
+
+// Adapts a FullTokenizer (which must outlive the result). basic_tokenize is a BasicTokenizer with
+// the same casing and no never-split tokens, as Google's get_final_text builds it.
+TaskTokenizer make_task_tokenizer(const text::FullTokenizer& tok);
 
 }  // namespace bert::tasks
