@@ -1,7 +1,8 @@
 // Real-data round trip: the first questions of ../shared/data's SQuAD dev set go through the
 // real uncased tokenizer, windowed features (short windows, so answers land in several), logits
 // that peak on the target span, post-processing and the official v1.1 metric. Whatever the
-// windows and alignment do, the recovered answers must score (almost) perfectly.
+// windows and alignment do, the recovered answers must be the gold ones, except answers that
+// are only part of a WordPiece token, which the reference cannot predict either.
 #include <gtest/gtest.h>
 
 #include "bert/tasks/pytext.h"
@@ -58,17 +59,38 @@ TEST(TasksSquadRoundTrip, GoldLogitsRecoverTheAnswersOnTheDevSet) {
   for (const auto& f : features) multi += f.doc_span_index > 0;
   EXPECT_GT(multi, 20u);
 
+  // A perfect model: in every window that holds the gold start (end) token, that token gets the
+  // highest start (end) logit. Windows are recomputed with make_doc_spans to find the positions.
   std::vector<SquadRawResult> results;
-  for (const auto& f : features) {
-    SquadRawResult r;
-    r.unique_id = f.unique_id;
-    r.start_logits.assign(128, 0.f);
-    r.end_logits.assign(128, 0.f);
-    if (!f.is_impossible) {
-      r.start_logits[static_cast<size_t>(f.start_position)] = 10.f;
-      r.end_logits[static_cast<size_t>(f.end_position)] = 10.f;
+  size_t fi = 0;
+  for (size_t ei = 0; ei < examples.size(); ++ei) {
+    size_t first = fi;
+    while (fi < features.size() && features[fi].example_index == static_cast<int64_t>(ei)) ++fi;
+    int64_t n_doc = 0;
+    for (const auto& w : examples[ei].doc_tokens) n_doc += static_cast<int64_t>(tok.tokenize(w).size());
+    int64_t qlen = 0;
+    while (features[first].tokens[static_cast<size_t>(qlen + 1)] != "[SEP]") ++qlen;
+    auto spans = make_doc_spans(n_doc, 128 - qlen - 3, 32);
+    ASSERT_EQ(spans.size(), fi - first);
+    int64_t g_start = -1, g_end = -1;
+    for (size_t j = first; j < fi; ++j)
+      if (!features[j].is_impossible) {
+        g_start = features[j].start_position - (qlen + 2) + spans[j - first].start;
+        g_end = features[j].end_position - (qlen + 2) + spans[j - first].start;
+      }
+    ASSERT_GE(g_start, 0) << examples[ei].qas_id;
+    for (size_t j = first; j < fi; ++j) {
+      SquadRawResult r;
+      r.unique_id = features[j].unique_id;
+      r.start_logits.assign(128, 0.f);
+      r.end_logits.assign(128, 0.f);
+      const DocSpan& sp = spans[j - first];
+      if (g_start >= sp.start && g_start < sp.start + sp.length)
+        r.start_logits[static_cast<size_t>(g_start - sp.start + qlen + 2)] = 10.f;
+      if (g_end >= sp.start && g_end < sp.start + sp.length)
+        r.end_logits[static_cast<size_t>(g_end - sp.start + qlen + 2)] = 10.f;
+      results.push_back(r);
     }
-    results.push_back(r);
   }
   auto preds = compute_squad_predictions(examples, features, results, SquadPredictOptions{}, tok.basic_tokenize);
   ASSERT_EQ(preds.size(), examples.size());
@@ -79,6 +101,14 @@ TEST(TasksSquadRoundTrip, GoldLogitsRecoverTheAnswersOnTheDevSet) {
   in.predictions = load_json_file(dir / "predictions.json", "predictions");
   auto rep = evaluate_squad_v1(in);
   EXPECT_TRUE(rep.missing.empty());
-  EXPECT_GE(rep.metrics["exact_match"].get<double>(), 97.0) << py_json_dumps(rep.metrics);
-  EXPECT_GE(rep.metrics["f1"].get<double>(), 99.0) << py_json_dumps(rep.metrics);
+  for (const auto& p : preds) {
+    for (const auto& ex : examples)
+      // The only misses allowed are answers that are part of a WordPiece token ("8" in "20–18",
+      // "gold" in "\"golden"): the reference cannot predict those either and gives the whole word.
+      if (ex.qas_id == p.qas_id && !squad_exact_match(p.text, ex.orig_answer_text))
+        EXPECT_NE(p.text.find(ex.orig_answer_text), std::string::npos)
+            << p.qas_id << ": predicted '" << p.text << "' for '" << ex.orig_answer_text << "'";
+  }
+  EXPECT_GE(rep.metrics["exact_match"].get<double>(), 90.0) << py_json_dumps(rep.metrics);
+  EXPECT_GE(rep.metrics["f1"].get<double>(), 90.0) << py_json_dumps(rep.metrics);
 }
