@@ -85,6 +85,14 @@ void for_each_qa(const ordered_json& dataset, F&& fn) {
       for (const auto& qa : p.at("qas")) fn(qa);
 }
 
+// ordered_json looks keys up linearly; index a large object once.
+std::unordered_map<std::string, const ordered_json*> index_object(const ordered_json& obj) {
+  std::unordered_map<std::string, const ordered_json*> idx;
+  idx.reserve(obj.size());
+  for (auto it = obj.begin(); it != obj.end(); ++it) idx[it.key()] = &it.value();  // last duplicate wins
+  return idx;
+}
+
 std::string version_of(const ordered_json& dataset) {
   if (!dataset.contains("version")) return "";
   const auto& v = dataset["version"];
@@ -136,17 +144,18 @@ SquadEvalReport evaluate_squad_v1(const SquadEvalInput& in) {
     rep.warnings.push_back("Evaluation expects v-1.1, but got dataset with v-" + version);
   if (!in.predictions.is_object())
     throw UserError("predictions file is not a JSON object mapping question id -> answer text");
+  const auto preds = index_object(in.predictions);
   double f1 = 0, em = 0;
   long total = 0;
   for_each_qa(in.dataset, [&](const ordered_json& qa) {
     ++total;
     std::string qid = qa.at("id").get<std::string>();
-    auto it = in.predictions.find(qid);
-    if (it == in.predictions.end()) {
+    auto it = preds.find(qid);
+    if (it == preds.end()) {
       rep.missing.push_back(qid);
       return;
     }
-    std::string pred = answer_text(*it, qid);
+    std::string pred = answer_text(*it->second, qid);
     bool best_em = false;
     double best_f1 = 0;
     bool first = true;
@@ -176,6 +185,8 @@ SquadEvalReport evaluate_squad_v2(const SquadEvalInput& in) {
   if (have_na && !in.na_probs.is_object())
     throw UserError("no-answer probability file is not a JSON object mapping question id -> probability");
 
+  const auto preds = index_object(in.predictions);
+  const auto na_index = have_na ? index_object(in.na_probs) : std::unordered_map<std::string, const ordered_json*>{};
   // Dataset order, as the official script's dicts keep it.
   std::vector<std::string> qids;
   std::vector<bool> has_ans;
@@ -191,12 +202,12 @@ SquadEvalReport evaluate_squad_v2(const SquadEvalInput& in) {
       if (!normalize_answer(t).empty()) gold.push_back(t);
     }
     if (gold.empty()) gold.push_back("");
-    auto it = in.predictions.find(qid);
-    if (it == in.predictions.end()) {
+    auto it = preds.find(qid);
+    if (it == preds.end()) {
       rep.missing.push_back(qid);
       return;
     }
-    std::string pred = answer_text(*it, qid);
+    std::string pred = answer_text(*it->second, qid);
     double e = 0, f = 0;
     for (size_t i = 0; i < gold.size(); ++i) {
       double ei = squad_exact_match(gold[i], pred) ? 1 : 0, fi = squad_f1_v2(gold[i], pred);
@@ -223,10 +234,10 @@ SquadEvalReport evaluate_squad_v2(const SquadEvalInput& in) {
 
   auto na_prob = [&](const std::string& qid) -> double {
     if (!have_na) return 0.0;
-    auto it = in.na_probs.find(qid);
-    if (it == in.na_probs.end() || !it->is_number())
+    auto it = na_index.find(qid);
+    if (it == na_index.end() || !it->second->is_number())
       throw UserError("no-answer probability file has no number for question " + qid);
-    return it->get<double>();
+    return it->second->get<double>();
   };
   std::vector<double> exact_t = exact_raw, f1_t = f1_raw;
   for (size_t i = 0; i < qids.size(); ++i) {
@@ -270,7 +281,7 @@ SquadEvalReport evaluate_squad_v2(const SquadEvalInput& in) {
         auto it = index.find(qid);
         if (it == index.end()) continue;
         size_t i = it->second;
-        double diff = has_ans[i] ? scores[i] : (in.predictions[qid].get<std::string>().empty() ? 0 : -1);
+        double diff = has_ans[i] ? scores[i] : (preds.at(qid)->get<std::string>().empty() ? 0 : -1);
         cur += diff;
         if (cur > best_score) {
           best_score = cur;
