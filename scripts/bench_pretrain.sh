@@ -167,6 +167,7 @@ for size in $SIZES; do
     mom=$(printf "%s\n" "${ours_ms[@]}" | median); mrm=$(printf "%s\n" "${ref_ms[@]}" | median)
     mm=$(printf "%s\n" "${mfu[@]}" | median)
     printf "| %-5s | %-4s | %5s | %16.2f | %15.2f | %13.1f | %13.1f | %6.2fx | %5.1f%% |\n" "$size" "$prec" "$B" \
-      "$mo" "$mr" "$mom" "$mrm" "$(echo "$mo / $mr" | bc -l)" "$(echo "$mm * 100" | bc -l)"
+      "$mo" "$mr" "$mom" "$mrm" "$(awk -v a="$mo" -v b="$mr" 'BEGIN {print a / b}')" \
+      "$(awk -v m="$mm" 'BEGIN {print m * 100}')"
   done
 done
