@@ -20,6 +20,9 @@ struct TrainConfig {
   std::string device = "auto";
   int64_t threads = 0;               // 0: LibTorch's default (all cores)
   std::string output_dir = "runs/pretrain";
+  double loss_scale = 65536;         // fp16: initial dynamic loss scale
+  int64_t loss_scale_window = 2000;  // fp16: finite steps before the scale doubles
+  int64_t max_nonfinite_steps = 50;  // abort after this many consecutive non-finite steps
 
   void describe(config::FieldList& f) {
     f.add("phase", phase, "pretraining phase shown in logs (1: seq 128, 2: seq 512)").range(1, 2);
@@ -34,6 +37,10 @@ struct TrainConfig {
     f.add("device", device, "device backend").one_of({"auto", "cpu", "cuda", "hpu", "ipu"});
     f.add("threads", threads, "CPU threads (0 = all cores)").range(0, 4096);
     f.add("output_dir", output_dir, "where logs, metrics and checkpoints go");
+    f.add("loss_scale", loss_scale, "fp16: initial dynamic loss scale").range(1, 1e30);
+    f.add("loss_scale_window", loss_scale_window, "fp16: finite steps before the loss scale doubles").range(1, 1e9);
+    f.add("max_nonfinite_steps", max_nonfinite_steps, "abort after this many consecutive non-finite steps")
+        .range(1, 1e9);
   }
 };
 
@@ -54,6 +61,7 @@ struct OptimizerConfig {
   int64_t decay_steps = 1000;
   int64_t total_steps = 0;           // 0: train.max_steps
   config::json lr_table = config::json::object();  // {"step": lr, ...} for schedule "table"
+  bool nvlamb = false;               // LAMB trust ratio on every tensor (apex use_nvlamb); default: decayed only
 
   void describe(config::FieldList& f) {
     f.add("name", name, "optimizer").one_of({"lamb", "adamw"});
@@ -73,6 +81,7 @@ struct OptimizerConfig {
     f.add("decay_steps", decay_steps, "natural-exponential decay period").range(1, 9e15);
     f.add("total_steps", total_steps, "schedule length (0 = train.max_steps)").min(0);
     f.add("lr_table", lr_table, "step -> learning rate table for schedule 'table'");
+    f.add("nvlamb", nvlamb, "LAMB: apply the trust ratio to biases/LayerNorm too (apex use_nvlamb)");
   }
 };
 

@@ -1,0 +1,104 @@
+#pragma once
+// The pretraining loop. A RunConfig drives everything: device and precision, the model, the
+// optimizer and its schedule, gradient accumulation (train.global_batch_size /
+// train.micro_batch_size), loss scaling, step logs and the metrics file, limits, checkpoints,
+// --resume (exact continuation) and --init-checkpoint (weights only).
+//
+// One optimizer step: `accumulation` micro-batches forward (under autocast for bf16/fp16) and
+// backward with the loss divided by the accumulation count (and multiplied by the fp16 loss
+// scale); then the global gradient norm and its finite check on the device, one host read of
+// that flag, the loss scaler's decision, and the optimizer update with lr = schedule(step).
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "bert/config/run_config.h"
+#include "bert/device/device.h"
+#include "bert/model/heads.h"
+#include "bert/train/batch_source.h"
+#include "bert/train/checkpoint.h"
+#include "bert/train/loss_scaler.h"
+#include "bert/train/lr_schedule.h"
+#include "bert/train/optimizer.h"
+
+namespace bert::train {
+
+struct TrainerOptions {
+  bool write_outputs = true;    // false (bench): no output dir, config, metrics, logs or checkpoints
+  bool handle_signals = true;   // SIGINT/SIGTERM finish the step, save, and stop
+  bool quiet_setup = false;     // skip the resolved-config table
+};
+
+// What one optimizer step produced (values read back from the device).
+struct StepStats {
+  bool ok = false;           // false: the data ran out before the step completed
+  bool applied = false;      // false: skipped for non-finite gradients
+  double loss = 0, mlm_loss = 0, nsp_loss = 0, mlm_acc = 0, nsp_acc = 0;
+  double lr = 0, grad_norm = 0, loss_scale = 1;
+  int64_t sequences = 0, tokens = 0;
+  double step_seconds = 0, data_wait_seconds = 0;
+};
+
+struct TrainSummary {
+  int64_t start_step = 0, step = 0, samples = 0, skipped_steps = 0;
+  double last_loss = 0, elapsed_s = 0, seq_per_s = 0;
+  std::string stop_reason;
+  bool interrupted = false;
+  std::filesystem::path last_checkpoint;
+};
+
+class Trainer {
+ public:
+  Trainer(RunConfig cfg, std::unique_ptr<BatchSource> source, TrainerOptions opts = {});
+  ~Trainer();
+
+  // Train until a limit, the end of the data, or a signal. Saves the final checkpoint.
+  TrainSummary run();
+  // One optimizer step (used by run() and the benchmark).
+  StepStats train_step();
+
+  int64_t step() const { return step_; }
+  int64_t samples() const { return samples_; }
+  int64_t accumulation_steps() const { return accum_; }
+  const Device& device() const { return *device_; }
+  model::BertForPreTraining& model() { return model_; }
+  const RunConfig& config() const { return cfg_; }
+  // Model FLOPs for one sequence, forward + backward:
+  //   6 x non-embedding parameters x seq + 12 x layers x hidden x seq^2
+  double flops_per_sequence() const;
+  int64_t parameter_count(bool include_embeddings) const;
+
+ private:
+  void setup_outputs();
+  void resume_from(const std::string& spec);
+  void init_from(const std::string& spec);
+  config::json trainer_state() const;
+  void save_checkpoint(bool final);
+  void log_step(const StepStats& s);
+
+  RunConfig cfg_;
+  std::unique_ptr<BatchSource> source_;
+  TrainerOptions opts_;
+  std::unique_ptr<Device> device_;
+  model::BertForPreTraining model_{nullptr};
+  std::unique_ptr<Optimizer> opt_;
+  std::unique_ptr<LrSchedule> schedule_;
+  std::unique_ptr<LossScaler> scaler_;
+  std::unique_ptr<CheckpointManager> ckpt_;
+  std::filesystem::path out_dir_;
+  std::ofstream metrics_;
+  int64_t accum_ = 1, step_ = 0, samples_ = 0, start_step_ = 0;
+  double elapsed_before_ = 0;  // training seconds of earlier runs (resume)
+  std::chrono::steady_clock::time_point t_start_;
+  // window of the step log
+  std::chrono::steady_clock::time_point window_start_;
+  int64_t window_steps_ = 0, window_seqs_ = 0, window_tokens_ = 0;
+  double window_wait_ = 0;
+  std::filesystem::path last_checkpoint_;
+};
+
+}  // namespace bert::train
