@@ -58,8 +58,10 @@ TEST(ModelParity, MatchesNvidiaReferenceLogitsLossesAndGradients) {
     auto it = golden.find("grad." + name);
     ASSERT_NE(it, golden.end()) << "no golden gradient for " << name;
     ASSERT_TRUE(p.grad().defined()) << name;
-    // relative to the gradient's own scale (elements near zero compared against 1% of its max)
-    double floor = std::max(1e-8, 0.01 * it->second.abs().max().item<double>());
+    // relative to the gradient's own scale (elements near zero compared against 1% of its max);
+    // an absolute floor of 1e-6 covers gradients that are zero in exact arithmetic (the key
+    // bias: softmax ignores a per-query constant) and so hold only rounding noise.
+    double floor = std::max(1e-6, 0.01 * it->second.abs().max().item<double>());
     EXPECT_LT(rel_error(p.grad(), it->second, floor), 1e-4) << name;
     ++checked;
   }
