@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "bert/common/error.h"
+#include "bert/train/data_sources.h"
 #include "bert/train/trainer.h"
 #include "command.h"
 
@@ -17,6 +18,8 @@ void add_training_flags(ConfigFlags& flags, CLI::App* sub) {
   flags.add_mapped(sub, "--epochs", "train.epochs", "stop after this many passes over the data");
   flags.add_mapped(sub, "--max-seq-length", "data.max_seq_length", "tokens per sequence");
   flags.add_mapped_flag(sub, "--synthetic-data", "data.synthetic", "train on random batches of the right shape");
+  flags.add_mapped(sub, "--data-dir", "data.data_dir", "HDF5 shards from `bert-train prepare` (directory or glob)");
+  flags.add_mapped(sub, "--vocab", "data.vocab", "vocab.txt, to mask shards written with --no-masking on the fly");
 }
 
 static Action setup_pretrain(CLI::App& app, GlobalOptions& global) {
@@ -27,17 +30,24 @@ static Action setup_pretrain(CLI::App& app, GlobalOptions& global) {
                     "continue a run exactly: 'latest' (in --output-dir) or a checkpoint directory");
   flags->add_mapped(sub, "--init-checkpoint", "checkpoint.init_checkpoint",
                     "start from these weights (checkpoint dir or .safetensors) with a new optimizer");
+  flags->add_mapped(sub, "--eval-dir", "data.eval_dir", "held-out HDF5 shards evaluated during and after training");
+  flags->add_mapped(sub, "--eval-every-samples", "eval.every_samples", "evaluate every N training sequences");
+  flags->add_mapped(sub, "--num-eval-examples", "eval.num_examples", "held-out sequences per evaluation (0 = all)");
+  flags->add_mapped(sub, "--target-mlm-accuracy", "eval.target_mlm_accuracy",
+                    "stop once the eval MLM accuracy reaches this (MLPerf: 0.720)");
   return [flags, &global]() {
     RunConfig cfg = flags->resolve(global);
     if (flags->print_config) {
       std::cout << cfg.to_json().dump(2) << "\n";
       return 0;
     }
-    if (!cfg.data.synthetic)
-      throw UserError("no training data given: pass --synthetic-data (data.synthetic=true)");
-    auto source = train::make_synthetic_source(cfg.data, cfg.model, cfg.train.seed);
+    auto source = train::make_training_source(cfg);
+    std::unique_ptr<train::BatchSource> eval_source;
+    if (!cfg.data.eval_dir.empty()) eval_source = train::make_eval_source(cfg, cfg.data.eval_dir);
     train::Trainer trainer(cfg, std::move(source));
-    trainer.run();
+    if (eval_source) trainer.set_eval_source(std::move(eval_source));
+    auto summary = trainer.run();
+    if (summary.evaluated) std::cout << "final " << summary.eval.summary() << std::endl;
     return 0;
   };
 }

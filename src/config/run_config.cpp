@@ -13,7 +13,7 @@ namespace bert {
 using config::json;
 
 std::vector<std::pair<std::string, config::FieldList>> RunConfig::sections() {
-  std::vector<std::pair<std::string, config::FieldList>> out(7);
+  std::vector<std::pair<std::string, config::FieldList>> out(8);
   out[0].first = "model";
   model.describe(out[0].second);
   out[1].first = "train";
@@ -28,6 +28,8 @@ std::vector<std::pair<std::string, config::FieldList>> RunConfig::sections() {
   logging.describe(out[5].second);
   out[6].first = "finetune";
   finetune.describe(out[6].second);
+  out[7].first = "eval";
+  eval.describe(out[7].second);
   return out;
 }
 

@@ -102,6 +102,11 @@ class Hdf5Loader final : public train::BatchSource {
       total_rows_ += r->size();
       readers_.push_back(std::move(r));
     }
+    if (o_.expected_seq_length > 0 && L_ != o_.expected_seq_length)
+      throw UserError(o_.files[0].string() + " holds sequences of " + std::to_string(L_) +
+                      " tokens but data.max_seq_length is " + std::to_string(o_.expected_seq_length) +
+                      "; use --max-seq-length " + std::to_string(L_) + " or prepare data with --max-seq-length " +
+                      std::to_string(o_.expected_seq_length));
     if (!file_masked_ && !o_.have_masking_vocab)
       throw UserError(o_.files[0].string() +
                       " was written with --no-masking; pass the vocabulary (--vocab / data.vocab) so the loader can "

@@ -250,13 +250,14 @@ void Trainer::log_step(const StepStats& s) {
     eta = ", eta " + human_duration(static_cast<double>(max_steps - step_) * step_ms / 1000.0);
   std::string of = max_steps > 0 ? "/" + std::to_string(max_steps) : "";
   spdlog::info(
-      "step {}{} | samples {} | loss {:.4f} (mlm {:.4f}, nsp {:.4f}) | mlm acc {:.3f} nsp acc {:.3f} | lr {:.3e} | "
+      "phase {} step {}{} | samples {} | loss {:.4f} (mlm {:.4f}, nsp {:.4f}) | mlm acc {:.3f} nsp acc {:.3f} | lr {:.3e} | "
       "grad norm {:.3f} | scale {:g} | {:.1f} seq/s {:.0f} tok/s | {:.0f} ms/step (data {:.1f} ms){}{}",
-      step_, of, samples_, s.loss, s.mlm_loss, s.nsp_loss, s.mlm_acc, s.nsp_acc, s.lr, s.grad_norm, s.loss_scale,
+      cfg_.train.phase, step_, of, samples_, s.loss, s.mlm_loss, s.nsp_loss, s.mlm_acc, s.nsp_acc, s.lr, s.grad_norm, s.loss_scale,
       seq_s, tok_s, step_ms, wait_ms, s.applied ? "" : " | SKIPPED (non-finite gradients)", eta);
   if (metrics_.is_open()) {
     json j = json::object();
     j["step"] = step_;
+    j["phase"] = cfg_.train.phase;
     j["samples"] = samples_;
     j["epoch"] = source_->epoch();
     j["loss"] = s.loss;
@@ -281,6 +282,31 @@ void Trainer::log_step(const StepStats& s) {
   window_wait_ = 0;
 }
 
+void Trainer::set_eval_source(std::unique_ptr<BatchSource> source) {
+  eval_source_ = std::move(source);
+  eval_start_ = eval_source_->cursor();
+  spdlog::info("eval data: {}", eval_source_->describe());
+}
+
+PretrainEvalResult Trainer::evaluate() {
+  if (!eval_source_) throw RuntimeError("no eval data set (data.eval_dir)");
+  eval_source_->restore(eval_start_);
+  int64_t batch = cfg_.eval.batch_size > 0 ? cfg_.eval.batch_size : cfg_.train.micro_batch_size;
+  PretrainEvalResult r = evaluate_pretraining(model_, *eval_source_, batch, cfg_.eval.num_examples, *device_,
+                                              cfg_.train.precision);
+  last_eval_samples_ = samples_;
+  spdlog::info("phase {} step {} | {}", cfg_.train.phase, step_, r.summary());
+  if (metrics_.is_open()) {
+    json j = r.to_json();
+    j["step"] = step_;
+    j["samples"] = samples_;
+    j["phase"] = cfg_.train.phase;
+    metrics_ << j.dump() << "\n";
+    metrics_.flush();
+  }
+  return r;
+}
+
 TrainSummary Trainer::run() {
   const auto& t = cfg_.train;
   SignalGuard guard(opts_.handle_signals && cfg_.checkpoint.save_on_signal);
@@ -298,6 +324,10 @@ TrainSummary Trainer::run() {
     return "";
   };
   std::string reason = limit_reached();
+  if (eval_source_ && cfg_.eval.at_start) {
+    sum.eval = evaluate();
+    sum.evaluated = true;
+  }
   StepStats last;
   while (reason.empty()) {
     if (int sig = g_signal.load()) {
@@ -323,10 +353,21 @@ TrainSummary Trainer::run() {
       sum.interrupted = true;
     }
     if (reason.empty() && ckpt_ && ckpt_->due(step_, prev_samples, samples_)) save_checkpoint(false);
+    const int64_t every = cfg_.eval.every_samples;
+    if (eval_source_ && every > 0 && samples_ / every > prev_samples / every) {
+      sum.eval = evaluate();
+      sum.evaluated = true;
+      if (reason.empty() && cfg_.eval.target_mlm_accuracy > 0 && sum.eval.mlm_accuracy >= cfg_.eval.target_mlm_accuracy)
+        reason = "reached target MLM accuracy " + std::to_string(cfg_.eval.target_mlm_accuracy);
+    }
   }
   if (window_steps_ > 0) log_step(last);
   double elapsed = seconds_since(t_start_);
   bool trained = step_ > sum.start_step;
+  if (eval_source_ && last_eval_samples_ != samples_) {
+    sum.eval = evaluate();
+    sum.evaluated = true;
+  }
   if (ckpt_ && ((sum.interrupted && cfg_.checkpoint.save_on_signal) || (cfg_.checkpoint.save_final && trained)))
     save_checkpoint(true);
   sum.step = step_;

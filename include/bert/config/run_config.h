@@ -11,6 +11,7 @@
 #include "bert/data/data_config.h"
 #include "bert/model/model_config.h"
 #include "bert/tasks/finetune_config.h"
+#include "bert/train/eval_config.h"
 #include "bert/train/train_config.h"
 
 namespace bert {
@@ -23,6 +24,7 @@ struct RunConfig {
   CheckpointConfig checkpoint;
   LoggingConfig logging;
   FinetuneConfig finetune;
+  EvalConfig eval;
 
   // (section name, its fields), in print order.
   std::vector<std::pair<std::string, config::FieldList>> sections();

@@ -45,6 +45,7 @@ struct LoaderOptions {
   int64_t prefetch = 4;            // micro-batches queued ahead
   int64_t epochs = 0;              // 0: endless
   bool pin_memory = false;
+  int64_t expected_seq_length = 0;  // > 0: the shards must have this length (data.max_seq_length)
   // For files without masked_lm_* datasets (dynamic masking); ignored otherwise.
   bool have_masking_vocab = false;
   MaskingVocab masking_vocab;

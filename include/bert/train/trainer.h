@@ -24,6 +24,7 @@
 #include "bert/train/loss_scaler.h"
 #include "bert/train/lr_schedule.h"
 #include "bert/train/optimizer.h"
+#include "bert/train/pretrain_eval.h"
 
 namespace bert::train {
 
@@ -49,6 +50,8 @@ struct TrainSummary {
   std::string stop_reason;
   bool interrupted = false;
   std::filesystem::path last_checkpoint;
+  bool evaluated = false;
+  PretrainEvalResult eval;  // the last evaluation, when evaluated
 };
 
 class Trainer {
@@ -60,6 +63,10 @@ class Trainer {
   TrainSummary run();
   // One optimizer step (used by run() and the benchmark).
   StepStats train_step();
+  // Held-out evaluation (data.eval_dir): every eval.every_samples sequences and when training
+  // ends; eval.target_mlm_accuracy stops training once reached.
+  void set_eval_source(std::unique_ptr<BatchSource> source);
+  PretrainEvalResult evaluate();
 
   int64_t step() const { return step_; }
   int64_t samples() const { return samples_; }
@@ -99,6 +106,9 @@ class Trainer {
   int64_t window_steps_ = 0, window_seqs_ = 0, window_tokens_ = 0;
   double window_wait_ = 0;
   std::filesystem::path last_checkpoint_;
+  std::unique_ptr<BatchSource> eval_source_;
+  config::json eval_start_;
+  int64_t last_eval_samples_ = -1;
 };
 
 }  // namespace bert::train
