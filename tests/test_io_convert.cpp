@@ -10,6 +10,7 @@
 #include "bert/config/run_config.h"
 #include "bert/io/convert.h"
 #include "bert/io/hf_config.h"
+#include "bert/io/nvidia_pt.h"
 #include "bert/io/safetensors.h"
 #include "bert/io/tensorbundle_import.h"
 #include "bert/io/weights.h"

@@ -256,8 +256,8 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
     r.do_lower_case_from = "the source's tokenizer_config.json";
   } else if (v) {
     r.do_lower_case = vocab_looks_uncased(*v);
-    r.do_lower_case_from = std::string("guessed from the vocab (") + (r.do_lower_case ? "no" : "has") +
-                           " upper-case tokens)";
+    r.do_lower_case_from = std::string("guessed from the vocab: ") + (r.do_lower_case ? "no" : "has") +
+                           " upper-case tokens";
   } else {
     r.do_lower_case_from = "default (no vocab)";
   }

@@ -325,8 +325,8 @@ ImportedWeights load_any_checkpoint(const fs::path& path, const LoadAnyOptions& 
               (f == CheckpointFormat::Hf && seen == CheckpointFormat::Nvidia && is_file(path)) ||
               (f == CheckpointFormat::Hf && seen == CheckpointFormat::Safetensors);
     if (!ok)
-      throw UserError(path.string() + " looks like a " + checkpoint_format_name(seen) + " checkpoint, not " +
-                      checkpoint_format_name(f) + "; use --from " + checkpoint_format_name(seen) + " or --from auto");
+      throw UserError(path.string() + " holds a checkpoint of format '" + checkpoint_format_name(seen) + "', not '" +
+                      checkpoint_format_name(f) + "'; use --from " + checkpoint_format_name(seen) + " or --from auto");
   }
   CheckpointSource src;
   src.format = f;
