@@ -215,6 +215,19 @@ TEST(IoConvert, InitFromCheckpointTrimsNvidiaPaddingWithTheModelsVocab) {
   EXPECT_FLOAT_EQ(m->bert->embeddings->word_embeddings->weight[1][0].item<float>(), 0.004f);
 }
 
+TEST(IoConvert, InitFromCheckpointReadsTheGoogleCheckpoint) {
+  BERT_REQUIRE_SHARED_DATA(data);
+  const fs::path tf = data / "tf_checkpoint";
+  ModelConfig c = load_model_config(tf / "bert_config.json");
+  model::BertForPreTraining m(c);
+  LoadReport r = init_from_checkpoint(*m, c, tf / "bert_model.ckpt");
+  EXPECT_TRUE(r.complete()) << r.summary();
+  EXPECT_EQ(r.loaded.size(), 46u);
+  const TensorMap orig = as_map(import_tf_checkpoint(tf).tensors);
+  EXPECT_TRUE(torch::equal(m->bert->embeddings->word_embeddings->weight, orig.at("bert.embeddings.word_embeddings.weight")));
+  EXPECT_THROW(init_from_checkpoint(*m, c, tf / "no_such.ckpt"), UserError);
+}
+
 // ---- models saved by our own code ------------------------------------------------------------------
 
 TEST(IoConvert, OwnModelDirectoryConvertsToTfAndBack) {
