@@ -210,7 +210,9 @@ std::string config_reference_markdown() {
     }
     ss << "\n";
   }
-  return ss.str();
+  std::string out = ss.str();
+  while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') out.pop_back();
+  return out;  // ends with exactly one newline
 }
 
 void save_config(RunConfig& cfg, const fs::path& dir, const std::string& name) {

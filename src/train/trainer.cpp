@@ -2,6 +2,8 @@
 // checkpoints and signal handling.
 #include "bert/train/trainer.h"
 
+#include "bert/io/convert.h"
+
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -140,10 +142,9 @@ void Trainer::resume_from(const std::string& spec) {
 }
 
 void Trainer::init_from(const std::string& spec) {
-  fs::path file = checkpoint_weights_file(spec);
-  auto report = io::load_weights_file(*model_, file);  // shape mismatches throw
-  report.log();
-  spdlog::info("initialised weights from {} (new optimizer and schedule)", file.string());
+  // any format: our checkpoints, HF directories, Google TF checkpoints, NVIDIA .pt files
+  io::init_from_checkpoint(*model_, cfg_.model, spec);  // logs the report; shape mismatches throw
+  spdlog::info("initialised weights from {} (new optimizer and schedule)", spec);
 }
 
 json Trainer::trainer_state() const {
