@@ -73,11 +73,11 @@ std::string sst_tsv(int n, uint32_t seed) {
 TEST(TasksFinetune, GlueLearnsWordPresence) {
   TinySetup s;
   write_text(s.dir / "glue/train.tsv", sst_tsv(96, 1));
-  write_text(s.dir / "glue/dev.tsv", sst_tsv(40, 2));
+  write_text(s.dir / "glue/dev.tsv", sst_tsv(32, 2));
   write_text(s.dir / "glue/test.tsv", "index\tsentence\n0\tthe good cat\n1\tthe red dog\n");
   fs::path out = s.dir / "out";
   auto r = run_cli(common_args(s, out) + " --task sst2 --data-dir " + (s.dir / "glue").string() +
-                   " --epochs 5 --set optimizer.learning_rate=5e-3 --set optimizer.warmup_proportion=0 " +
+                   " --epochs 4 --set optimizer.learning_rate=5e-3 --set optimizer.warmup_proportion=0 " +
                    "--set finetune.test_file=" +
                    (s.dir / "glue/test.tsv").string());
   ASSERT_EQ(r.code, 0) << r.err;
@@ -86,8 +86,8 @@ TEST(TasksFinetune, GlueLearnsWordPresence) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   json sum = json::parse(read_text(out / "finetune_summary.json"));
   EXPECT_EQ(sum["task"], "sst2");
-  EXPECT_EQ(sum["evaluations"].size(), 5u);  // 96 examples / batch 8 = 12 steps per epoch, 5 epochs
-  EXPECT_EQ(sum["steps"], 60);
+  EXPECT_EQ(sum["evaluations"].size(), 4u);  // 96 examples / batch 8 = 12 steps per epoch, 4 epochs
+  EXPECT_EQ(sum["steps"], 48);
   // The head was not in the checkpoint: initialised and reported.
   auto init = sum["init_checkpoint"]["initialised"];
   EXPECT_NE(std::find(init.begin(), init.end(), "classifier.weight"), init.end()) << init.dump();
@@ -110,8 +110,8 @@ TEST(TasksFinetune, GlueLearnsWordPresence) {
     json j = json::parse(line);
     (j.contains("eval") ? evals : steps)++;
   }
-  EXPECT_EQ(evals, 5);
-  EXPECT_EQ(steps, 12);  // every 5 steps, and the last
+  EXPECT_EQ(evals, 4);
+  EXPECT_EQ(steps, 10);  // every 5 steps, and the last
 }
 
 TEST(TasksFinetune, SquadTrainsAndEvaluates) {
@@ -168,6 +168,13 @@ TEST(TasksFinetune, FromConfigUsesFinetuneDefaultsOnlyWithoutConfig) {
   EXPECT_DOUBLE_EQ(cq["optimizer"]["learning_rate"].get<double>(), 5e-5);
   EXPECT_EQ(cq["train"]["epochs"], 2);
   EXPECT_EQ(cq["data"]["max_seq_length"], 384);
+  // With --config the file decides: its micro batch 8 and log_every 50 are not replaced.
+  auto f = run_cli("finetune --task squad --print-config --config " +
+                   (source_dir() / "configs/finetune_squad_base.json").string());
+  ASSERT_EQ(f.code, 0) << f.err;
+  json cf = json::parse(f.out);
+  EXPECT_EQ(cf["train"]["micro_batch_size"], 8);
+  EXPECT_EQ(cf["logging"]["log_every"], 50);
 }
 
 TEST(TasksFinetune, BadInputExitsTwo) {
