@@ -139,10 +139,17 @@ TEST(TasksFinetune, SquadTrainsAndEvaluates) {
   write_text(s.dir / "squad/dev-v1.1.json", data.dump());
   fs::path out = s.dir / "out";
   auto r = run_cli(common_args(s, out) + " --task squad --data-dir " + (s.dir / "squad").string() +
-                   " --epochs 2 --set finetune.doc_stride=8 --set finetune.max_query_length=12");
+                   " --epochs 2 --set finetune.doc_stride=8 --set finetune.max_query_length=12" +
+                   " --set finetune.eval_every_steps=3 --set train.global_batch_size=2 --set train.micro_batch_size=2");
   ASSERT_EQ(r.code, 0) << r.err;
   json sum = json::parse(read_text(out / "finetune_summary.json"));
-  ASSERT_EQ(sum["evaluations"].size(), 2u);
+  // Every 3 steps, plus one at the end when the last step is not a multiple of 3.
+  const int64_t steps = sum["steps"].get<int64_t>();
+  ASSERT_GE(steps, 4);
+  ASSERT_EQ(sum["evaluations"].size(), static_cast<size_t>(steps / 3 + (steps % 3 ? 1 : 0)));
+  for (size_t i = 0; i + 1 < sum["evaluations"].size(); ++i)
+    EXPECT_EQ(sum["evaluations"][i]["step"].get<int64_t>(), 3 * static_cast<int64_t>(i + 1));
+  EXPECT_EQ(sum["evaluations"].back()["step"].get<int64_t>(), steps);
   EXPECT_EQ(sum["best"]["metric"], "f1");
   EXPECT_TRUE(sum["best"]["metrics"].contains("exact_match"));
   fs::path ev = out / "eval" / ("step_" + std::to_string(sum["steps"].get<int64_t>()));
