@@ -203,6 +203,11 @@ TEST(TasksFinetune, BadInputExitsTwo) {
                               (s.dir / "missing.tsv").string());
   EXPECT_EQ(missing_file.code, 2);
   EXPECT_NE(missing_file.err.find("missing.tsv"), std::string::npos) << missing_file.err;
+  auto no_ckpt = run_cli("finetune --task sst2 --vocab " + s.vocab.string() + " --data-dir " +
+                        (s.dir / "glue").string() + " --output-dir " + out.string() + " --init-checkpoint " +
+                        (s.dir / "no_such_ckpt").string());
+  EXPECT_EQ(no_ckpt.code, 2);
+  EXPECT_NE(no_ckpt.err.find("no_such_ckpt"), std::string::npos) << no_ckpt.err;
 }
 
 }  // namespace

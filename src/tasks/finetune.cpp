@@ -375,8 +375,7 @@ FinetuneResult run_finetune(RunConfig cfg) {
 
   json load_json = json::object();
   if (!cfg.checkpoint.init_checkpoint.empty()) {
-    auto report = load_init_checkpoint(model, cfg.checkpoint.init_checkpoint);
-    report.log();
+    auto report = load_init_checkpoint(model, cfg.model, cfg.checkpoint.init_checkpoint);
     if (!report.missing.empty())
       spdlog::info("{} tensor(s) not in the checkpoint were initialised randomly (the task head)",
                    report.missing.size());
@@ -524,7 +523,7 @@ FinetuneResult run_finetune(RunConfig cfg) {
   if (last_eval_step != step) run_eval(step, epochs_run);
 
   if (runner->has_test()) {
-    load_init_checkpoint(model, best_dir);
+    load_init_checkpoint(model, cfg.model, best_dir);
     model.to(dev);
     runner->predict_test(out / "test_predictions.tsv");
     spdlog::info("wrote {} (best model, step {})", (out / "test_predictions.tsv").string(), best["step"].dump());

@@ -3,26 +3,13 @@
 
 #include "bert/common/error.h"
 #include "bert/common/fs.h"
+#include "bert/io/convert.h"
 #include "bert/tasks/finetune.h"
 #include "bert/tasks/glue.h"
 
 namespace bert::tasks {
 
 namespace {
-
-fs::path weights_file(const fs::path& spec) {
-  if (!fs::exists(spec))
-    throw UserError("init checkpoint not found: " + spec.string() +
-                    "; pass a checkpoint directory (with model.safetensors) or a .safetensors file");
-  if (fs::is_directory(spec)) {
-    fs::path f = spec / "model.safetensors";
-    if (!fs::exists(f))
-      throw UserError("checkpoint directory " + spec.string() +
-                      " has no model.safetensors; pass a step_N directory of a run or an HF model directory");
-    return f;
-  }
-  return spec;
-}
 
 // GLUE directory names as the download script writes them.
 std::string glue_dir_name(const std::string& canonical) {
@@ -36,14 +23,18 @@ std::string glue_dir_name(const std::string& canonical) {
 
 }  // namespace
 
-io::LoadReport load_init_checkpoint(torch::nn::Module& model, const fs::path& spec) {
-  return io::load_weights_file(model, weights_file(spec));
+io::LoadReport load_init_checkpoint(torch::nn::Module& model, const ModelConfig& model_cfg, const fs::path& spec) {
+  if (!fs::exists(spec) && !fs::exists(spec.string() + ".index"))
+    throw UserError("init checkpoint not found: " + spec.string() +
+                    "; pass a checkpoint directory, an HF model directory, a .safetensors file, a TF checkpoint "
+                    "or an NVIDIA .pt file");
+  return io::init_from_checkpoint(model, model_cfg, spec);
 }
 
 std::optional<fs::path> init_checkpoint_model_config(const fs::path& spec) {
   fs::path dir = fs::is_directory(spec) ? spec : spec.parent_path();
-  fs::path c = dir / "config.json";
-  if (fs::exists(c)) return c;
+  for (const char* name : {"config.json", "bert_config.json"})
+    if (fs::exists(dir / name)) return dir / name;
   return std::nullopt;
 }
 

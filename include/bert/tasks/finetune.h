@@ -25,11 +25,12 @@
 
 namespace bert::tasks {
 
-// Where the model of an --init-checkpoint lives: a directory holding model.safetensors (our
-// checkpoint step dirs, HF model dirs, <run>/checkpoints/latest) or a .safetensors file.
-// The one place that loads initial weights, so a loader for more formats can replace it.
-io::LoadReport load_init_checkpoint(torch::nn::Module& model, const std::filesystem::path& spec);
-// The checkpoint's config.json (next to its weights), when there is one.
+// Loads an --init-checkpoint in any format io::load_any_checkpoint reads (our checkpoint or run
+// directory, an HF model directory, a .safetensors file, a Google TF checkpoint, an NVIDIA .pt).
+// `model_cfg` supplies the vocabulary size for trimming NVIDIA padding rows.
+io::LoadReport load_init_checkpoint(torch::nn::Module& model, const ModelConfig& model_cfg,
+                                    const std::filesystem::path& spec);
+// The checkpoint's config.json (or Google's bert_config.json) next to its weights, when there is one.
 std::optional<std::filesystem::path> init_checkpoint_model_config(const std::filesystem::path& spec);
 
 // The fine-tuning defaults (HF/Google recipes) used when no --config is given, as
