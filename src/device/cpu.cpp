@@ -52,7 +52,12 @@ CpuFeatures cpu_features() {
 }
 
 void configure_threads(int64_t n) {
-  if (n <= 0) n = static_cast<int64_t>(std::thread::hardware_concurrency());
+  if (n <= 0) {
+    // 0: OMP_NUM_THREADS when the user set it, else every core
+    const char* env = std::getenv("OMP_NUM_THREADS");
+    n = env ? std::atoll(env) : 0;
+    if (n <= 0) n = static_cast<int64_t>(std::thread::hardware_concurrency());
+  }
   if (n <= 0) n = 1;
   if (torch::get_num_threads() != n) torch::set_num_threads(static_cast<int>(n));
 }

@@ -76,8 +76,8 @@ struct CpuFeatures {
 };
 CpuFeatures cpu_features();
 
-// Intra-op CPU threads: n > 0 uses n, 0 uses every core the machine has (LibTorch's OpenMP
-// default can be 1 inside containers).
+// Intra-op CPU threads: n > 0 uses n; 0 uses OMP_NUM_THREADS when set, else every core the
+// machine has (LibTorch's OpenMP default can be 1 inside containers).
 void configure_threads(int64_t n);
 
 }  // namespace bert
