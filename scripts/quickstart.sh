@@ -2,15 +2,15 @@
 # The main job on the bundled demo corpus (scripts/demo/corpus.txt, generated for this project):
 #   set up, build, train a WordPiece vocab, prepare seq-128 and seq-512 HDF5 shards,
 #   pretrain phase 1 (seq 128), phase 2 (seq 512, initialised from phase 1), evaluate.
-# Environment: OUT (default runs/quickstart), PHASE1_STEPS (300), PHASE2_STEPS (40), PRECISION (fp32).
+# Environment: OUT (default runs/quickstart), PHASE1_STEPS (800), PHASE2_STEPS (60), PRECISION (fp32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 BIN=${BIN:-build/bert-train}
 OUT=${OUT:-runs/quickstart}
-PHASE1_STEPS=${PHASE1_STEPS:-300}
-PHASE2_STEPS=${PHASE2_STEPS:-40}
+PHASE1_STEPS=${PHASE1_STEPS:-800}
+PHASE2_STEPS=${PHASE2_STEPS:-60}
 PRECISION=${PRECISION:-fp32}
 CORPUS=scripts/demo/corpus.txt
 start=$(date +%s)
