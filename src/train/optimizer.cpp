@@ -65,14 +65,18 @@ void Optimizer::step(double lr, const torch::Tensor& grad_norm, double loss_scal
     adamw_step(lr, g);
 }
 
+// Adam's moments, shared by LAMB and AdamW: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2.
+void Optimizer::update_moments(const std::vector<torch::Tensor>& g) {
+  at::_foreach_mul_(exp_avg_, cfg_.beta1);
+  at::_foreach_add_(exp_avg_, g, 1.0 - cfg_.beta1);
+  at::_foreach_mul_(exp_avg_sq_, cfg_.beta2);
+  at::_foreach_addcmul_(exp_avg_sq_, g, g, 1.0 - cfg_.beta2);
+}
+
 void Optimizer::lamb_step(double lr, const std::vector<torch::Tensor>& g) {
-  const double b1 = cfg_.beta1, b2 = cfg_.beta2;
-  at::_foreach_mul_(exp_avg_, b1);
-  at::_foreach_add_(exp_avg_, g, 1.0 - b1);
-  at::_foreach_mul_(exp_avg_sq_, b2);
-  at::_foreach_addcmul_(exp_avg_sq_, g, g, 1.0 - b2);
-  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(step_));
-  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(step_));
+  update_moments(g);
+  const double bc1 = 1.0 - std::pow(cfg_.beta1, static_cast<double>(step_));
+  const double bc2 = 1.0 - std::pow(cfg_.beta2, static_cast<double>(step_));
   auto denom = at::_foreach_div(exp_avg_sq_, bc2);
   at::_foreach_sqrt_(denom);
   at::_foreach_add_(denom, cfg_.epsilon);
@@ -113,13 +117,9 @@ void Optimizer::lamb_step(double lr, const std::vector<torch::Tensor>& g) {
 }
 
 void Optimizer::adamw_step(double lr, const std::vector<torch::Tensor>& g) {
-  const double b1 = cfg_.beta1, b2 = cfg_.beta2;
-  at::_foreach_mul_(exp_avg_, b1);
-  at::_foreach_add_(exp_avg_, g, 1.0 - b1);
-  at::_foreach_mul_(exp_avg_sq_, b2);
-  at::_foreach_addcmul_(exp_avg_sq_, g, g, 1.0 - b2);
-  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(step_));
-  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(step_));
+  update_moments(g);
+  const double bc1 = 1.0 - std::pow(cfg_.beta1, static_cast<double>(step_));
+  const double bc2 = 1.0 - std::pow(cfg_.beta2, static_cast<double>(step_));
   const double step_size = lr * std::sqrt(bc2) / bc1;
   auto denom = at::_foreach_sqrt(exp_avg_sq_);
   at::_foreach_add_(denom, cfg_.epsilon);

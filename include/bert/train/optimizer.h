@@ -59,6 +59,7 @@ class Optimizer {
                   const std::string& where);
 
  private:
+  void update_moments(const std::vector<torch::Tensor>& g);
   void lamb_step(double lr, const std::vector<torch::Tensor>& grads);
   void adamw_step(double lr, const std::vector<torch::Tensor>& grads);
 
