@@ -29,7 +29,7 @@ static Action setup_pretrain(CLI::App& app, GlobalOptions& global) {
   flags->add_mapped(sub, "--resume", "checkpoint.resume",
                     "continue a run exactly: 'latest' (in --output-dir) or a checkpoint directory");
   flags->add_mapped(sub, "--init-checkpoint", "checkpoint.init_checkpoint",
-                    "start from these weights (checkpoint dir or .safetensors) with a new optimizer");
+                    "start from these weights with a new optimizer: our checkpoint, HF dir, .safetensors, Google TF checkpoint or NVIDIA .pt");
   flags->add_mapped(sub, "--eval-dir", "data.eval_dir", "held-out HDF5 shards evaluated during and after training");
   flags->add_mapped(sub, "--eval-every-samples", "eval.every_samples", "evaluate every N training sequences");
   flags->add_mapped(sub, "--num-eval-examples", "eval.num_examples", "held-out sequences per evaluation (0 = all)");
