@@ -14,6 +14,8 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <csignal>
 #ifdef USE_C10D_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -344,6 +346,9 @@ std::unique_ptr<Communicator> Communicator::create(const LaunchEnv& env, const D
   impl->env = env;
   impl->cfg = cfg;
   if (env.world_size > 1) {
+    // A peer that dies leaves half-closed sockets; writing to one must surface as an error
+    // naming the lost rank, not kill this process with SIGPIPE.
+    ::signal(SIGPIPE, SIG_IGN);
     auto start = Clock::now();
     impl->choose_backend(device_backend);
     if (env.rank == 0) spdlog::info("rendezvous: {} ranks at {} ({})", env.world_size, impl->endpoint(), env.source);
