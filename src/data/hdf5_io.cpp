@@ -3,8 +3,10 @@
 #include "bert/data/hdf5_io.h"
 
 #include <hdf5.h>
+#include <zlib.h>  // (linked through HDF5's own link line, which includes libz)
 
 #include <array>
+#include <cstring>
 
 #include "bert/common/error.h"
 #include "bert/common/fs.h"
@@ -56,6 +58,51 @@ constexpr const char* kPos = "masked_lm_positions";
 constexpr const char* kLmIds = "masked_lm_ids";
 constexpr const char* kNsp = "next_sentence_labels";
 
+// Compressed files: chunks of up to kChunkRows rows, byte shuffle + deflate level 1.
+constexpr int64_t kChunkRows = 4096;
+constexpr int kDeflateLevel = 1;
+
+// One chunk of a dataset exactly as HDF5's filter pipeline would store it: the rows converted
+// to the file's element size (little-endian), zero-padded to the full chunk (edge chunks are
+// stored whole), byte-shuffled as HDF5's shuffle filter does for elements wider than one byte
+// (byte k of every element together, k = 0..size-1), then deflated with zlib (what the deflate
+// filter decodes: one zlib stream per chunk).
+std::vector<unsigned char> encode_chunk(const int32_t* data, int64_t values, int64_t chunk_values, int elem_size,
+                                        const std::string& where) {
+  std::vector<unsigned char> raw(static_cast<size_t>(chunk_values * elem_size), 0);
+  if (elem_size == 1) {
+    for (int64_t i = 0; i < values; ++i) raw[i] = static_cast<unsigned char>(data[i]);
+  } else {
+    unsigned char* b0 = raw.data();
+    unsigned char* b1 = b0 + chunk_values;
+    unsigned char* b2 = b1 + chunk_values;
+    unsigned char* b3 = b2 + chunk_values;
+    for (int64_t i = 0; i < values; ++i) {
+      const auto v = static_cast<uint32_t>(data[i]);
+      b0[i] = static_cast<unsigned char>(v);
+      b1[i] = static_cast<unsigned char>(v >> 8);
+      b2[i] = static_cast<unsigned char>(v >> 16);
+      b3[i] = static_cast<unsigned char>(v >> 24);
+    }
+  }
+  // Z_RLE (run-length matches + Huffman) instead of compress2's default strategy: on shuffled
+  // byte planes it is 1.6x faster and the output is slightly smaller (measured on wikitext
+  // shards: 0.224 vs 0.233 of the raw size). Any zlib stream decodes with the deflate filter.
+  z_stream z{};
+  if (deflateInit2(&z, kDeflateLevel, Z_DEFLATED, 15, 8, Z_RLE) != Z_OK)
+    throw RuntimeError("zlib failed to start compressing a chunk of " + where + " (out of memory?)");
+  std::vector<unsigned char> out(deflateBound(&z, static_cast<uLong>(raw.size())));
+  z.next_in = raw.data();
+  z.avail_in = static_cast<uInt>(raw.size());
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw RuntimeError("zlib failed to compress a chunk of " + where);
+  return out;
+}
+
 }  // namespace
 
 void PretrainRows::resize(int64_t n, int64_t L, int64_t P) {
@@ -75,7 +122,8 @@ void PretrainRows::resize(int64_t n, int64_t L, int64_t P) {
 struct Hdf5Writer::Impl {
   fs::path final_path, tmp_path;
   int64_t rows = 0, L = 0, P = 0;
-  bool masking = true;
+  bool masking = true, compress = false;
+  int64_t chunk_rows = 0;
   Hid file;
   Hid ids, mask, seg, pos, lm_ids, nsp;
   bool committed = false;
@@ -86,17 +134,24 @@ struct Hdf5Writer::Impl {
     Hid dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5Pset_obj_track_times(dcpl, false);
     if (compress && rows > 0) {
-      std::array<hsize_t, 2> chunk{static_cast<hsize_t>(std::min<int64_t>(rows, 4096)),
-                                   static_cast<hsize_t>(std::max<int64_t>(cols, 1))};
+      std::array<hsize_t, 2> chunk{static_cast<hsize_t>(chunk_rows), static_cast<hsize_t>(std::max<int64_t>(cols, 1))};
       H5Pset_chunk(dcpl, rank, chunk.data());
       // Byte shuffle + gzip level 1: smaller and faster than plain gzip at any level on these
-      // small integers (HDF5 calls are serialised, so compression does not run in parallel).
+      // small integers. Declared here so every reader decodes the chunks; write() usually
+      // encodes them itself (encode_chunk) on the calling thread.
       H5Pset_shuffle(dcpl);
-      H5Pset_deflate(dcpl, 1);
+      H5Pset_deflate(dcpl, kDeflateLevel);
     }
     Hid d(H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
     if (d.id < 0) throw RuntimeError("cannot create dataset " + std::string(name) + " in " + tmp_path.string());
     return d;
+  }
+
+  // Stores one chunk encoded by encode_chunk (all filters applied: filter mask 0).
+  void write_chunk(const Hid& d, int64_t begin, const std::vector<unsigned char>& bytes) {
+    std::array<hsize_t, 2> offset{static_cast<hsize_t>(begin), 0};
+    if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, offset.data(), bytes.size(), bytes.data()) < 0)
+      throw RuntimeError("cannot write " + tmp_path.string() + " (disk full?)");
   }
 
   void write_block(const Hid& d, int64_t begin, int64_t n, int64_t cols, int rank, const int32_t* data) {
@@ -123,6 +178,8 @@ Hdf5Writer::Hdf5Writer(const fs::path& path, int64_t rows, int64_t seq_length, i
   m.L = seq_length;
   m.P = masking ? max_predictions : 0;
   m.masking = masking;
+  m.compress = compress && rows > 0;
+  m.chunk_rows = std::min<int64_t>(rows, kChunkRows);
   Hid fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   H5Pset_obj_track_times(fcpl, false);
   m.file = Hid(H5Fcreate(m.tmp_path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
@@ -170,6 +227,32 @@ void Hdf5Writer::write(int64_t begin, const PretrainRows& r) {
   auto& m = *impl_;
   if (r.seq_length != m.L || (m.masking && r.max_predictions != m.P) || begin < 0 || begin + r.rows > m.rows)
     throw RuntimeError("internal: rows do not fit " + m.final_path.string());
+  if (m.compress && r.rows > 0 && begin % m.chunk_rows == 0 &&
+      (r.rows == m.chunk_rows || begin + r.rows == m.rows)) {
+    // Whole chunks: compress here, outside the HDF5 lock, so workers compress in parallel;
+    // only the stores are serialised.
+    const std::string where = m.tmp_path.string();
+    const int64_t n = r.rows, C = m.chunk_rows;
+    auto ids = encode_chunk(r.input_ids.data(), n * m.L, C * m.L, 4, where);
+    auto mask = encode_chunk(r.input_mask.data(), n * m.L, C * m.L, 1, where);
+    auto seg = encode_chunk(r.segment_ids.data(), n * m.L, C * m.L, 1, where);
+    std::vector<unsigned char> pos, lm;
+    if (m.masking) {
+      pos = encode_chunk(r.masked_lm_positions.data(), n * m.P, C * m.P, 4, where);
+      lm = encode_chunk(r.masked_lm_ids.data(), n * m.P, C * m.P, 4, where);
+    }
+    auto nsp = encode_chunk(r.next_sentence_labels.data(), n, C, 1, where);
+    std::lock_guard<std::mutex> lock(hdf5_mutex());
+    m.write_chunk(m.ids, begin, ids);
+    m.write_chunk(m.mask, begin, mask);
+    m.write_chunk(m.seg, begin, seg);
+    if (m.masking) {
+      m.write_chunk(m.pos, begin, pos);
+      m.write_chunk(m.lm_ids, begin, lm);
+    }
+    m.write_chunk(m.nsp, begin, nsp);
+    return;
+  }
   std::lock_guard<std::mutex> lock(hdf5_mutex());
   m.write_block(m.ids, begin, r.rows, m.L, 2, r.input_ids.data());
   m.write_block(m.mask, begin, r.rows, m.L, 2, r.input_mask.data());

@@ -109,6 +109,25 @@ json settings_json(const PrepareConfig& cfg_in, const CorpusPlan& plan, const Pr
   return s;
 }
 
+// Why a shard gives no instances, naming its input: every text line tokenized to nothing.
+// (Any non-empty sentence yields at least one instance, so this is the only way.)
+std::string no_instances_message(const PrepareConfig& cfg, const CorpusPlan& plan, int64_t index,
+                                 const ReadStats& rs) {
+  const ShardRange& range = plan.shards[index];
+  std::string where;
+  for (size_t f = range.begin.file; f <= range.end.file && f < plan.files.size(); ++f) {
+    if (f == range.end.file && range.end.offset == 0 && f != range.begin.file) break;
+    where += (where.empty() ? "" : ", ") + plan.files[f];
+  }
+  if (plan.shards.size() > 1) where += " (the part that makes shard " + std::to_string(index) + ")";
+  std::string why = rs.invalid_utf8_bytes > 0
+                        ? std::to_string(rs.invalid_utf8_bytes) + " invalid UTF-8 byte(s) were skipped and the rest"
+                        : "its text";
+  return "input " + where + " gives no training instances: " + why +
+         " tokenizes to nothing with vocab " + cfg.vocab +
+         " (only blank, control or dropped characters?); check --input, --input-format and the encoding";
+}
+
 // Builds shard `index` and writes it; returns its stats (md5 included).
 ShardStats build_shard(const PrepareConfig& cfg, const CorpusPlan& plan, int64_t index, InputFormat format,
                        const PrepareTokenizer& tok, const MaskingVocab& mv,
@@ -118,6 +137,7 @@ ShardStats build_shard(const PrepareConfig& cfg, const CorpusPlan& plan, int64_t
   ReadStats rs;
   std::vector<Document> docs =
       read_shard_documents(plan, range, format, static_cast<uint64_t>(cfg.max_line_bytes), tok.encode, rs, on_bytes);
+  if (docs.empty()) throw UserError(no_instances_message(cfg, plan, index, rs));
   rng.shuffle(docs);
 
   InstanceOptions opts;

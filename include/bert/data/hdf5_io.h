@@ -39,6 +39,9 @@ class Hdf5Writer {
   Hdf5Writer(const Hdf5Writer&) = delete;
   Hdf5Writer& operator=(const Hdf5Writer&) = delete;
   // Writes `r.rows` rows starting at row `begin`. r's L and P must match the file's.
+  // With compression, a write of whole chunks (begin a multiple of 4096 rows, 4096 rows or up
+  // to the end) is compressed on the calling thread, outside the HDF5 lock, and stored with
+  // H5Dwrite_chunk; other writes go through HDF5's filter pipeline under the lock.
   void write(int64_t begin, const PretrainRows& r);
   void commit();  // close, then rename the temporary to the final path
 
