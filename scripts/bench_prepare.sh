@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark `bert-train prepare` against NVIDIA's Python create_pretraining_data.py on the same
 # corpus, vocab and settings (Google's sentence-per-line format, gzip HDF5 output for both;
-# one extra run of ours without --compress).
+# ours also without --compress). Checks with h5py that our compressed and uncompressed shards
+# decode to the same arrays, and prints the load average before and after (the machine is shared).
 # NVIDIA's script is read from a local mirror of NVIDIA/DeepLearningExamples into a temporary
 # directory and run with Debian's python3 (python3-h5py, python3-numpy, python3-tqdm, python3-six,
 # python3-boto3, python3-requests); it is never copied into this repository.
@@ -42,11 +43,12 @@ sed -E -e 's/^ = [^=].* = $//' -e '/^ = = /d' -e '/^ +$/d' -e 's/ +$//' -e 's/ \
 for ((i = 0; i < REPEAT; i++)); do cat "$one"; done >"$corpus"
 mb=$(awk -v b="$(stat -c %s "$corpus")" 'BEGIN{printf "%.3f", b/1e6}')
 echo "corpus: ${mb} MB ($(wc -l <"$corpus") lines): $CORPUS x $REPEAT, one sentence per line"
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 
 median() { sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 count_py() { "$PY" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['input_ids'].shape[0])" "$1"; }
 
+echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A T C N M
 run_tool() {  # name, command...  (wall and CPU = user + sys seconds, from /usr/bin/time)
   local name=$1; shift
@@ -67,8 +69,8 @@ run_tool() {  # name, command...  (wall and CPU = user + sys seconds, from /usr/
 
 run_tool nvidia_python bash -c "cd '$ref' && '$PY' create_pretraining_data.py --vocab_file '$PWD/$VOCAB' --input_file '$corpus' --output_file '$work/out_nvidia_python/out.hdf5' $SETTINGS_PY"
 N[nvidia_python]=$(count_py "$work/out_nvidia_python/out.hdf5")
-for w in 1 2 1u; do
-  # 1u: one worker, uncompressed output (our default; NVIDIA's script always gzips)
+for w in 1 2 1u 2u; do
+  # 1u, 2u: uncompressed output (our default; NVIDIA's script always gzips)
   extra="--compress"
   [[ $w == *u ]] && extra=""
   run_tool "bert_train_w$w" "$BIN" prepare --input "$corpus" --vocab "$VOCAB" --output-dir "$work/out_bert_train_w$w" $SETTINGS_OURS $extra --num-workers "${w%u}"
@@ -78,10 +80,24 @@ for w in 1 2 1u; do
 done
 
 echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$PY" - "$work/out_bert_train_w1" "$work/out_bert_train_w1u" <<'PYEOF'
+import glob, os, sys
+import h5py, numpy as np
+gz, raw = sys.argv[1], sys.argv[2]
+names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(raw, "shard_*.hdf5")))
+for n in names:
+    a, b = h5py.File(os.path.join(gz, n), "r"), h5py.File(os.path.join(raw, n), "r")
+    assert sorted(a) == sorted(b), n
+    for k in a:
+        assert a[k].compression == "gzip" and a[k].shuffle, (n, k)
+        x, y = a[k][()], b[k][()]
+        assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), (n, k)
+print(f"h5py: {len(names)} compressed shard(s) decode to exactly the uncompressed arrays")
+PYEOF
 echo
 printf '| tool | wall s | CPU s | peak RSS MB | instances | instances/s (wall) | MB text/s (wall) | speed-up (wall) | speed-up (CPU) |\n'
 printf '|---|---|---|---|---|---|---|---|---|\n'
-for name in nvidia_python bert_train_w1 bert_train_w2 bert_train_w1u; do
+for name in nvidia_python bert_train_w1 bert_train_w2 bert_train_w1u bert_train_w2u; do
   awk -v n="$name" -v t="${T[$name]}" -v c="${C[$name]}" -v i="${N[$name]}" -v mb="$mb" \
     -v base="${T[nvidia_python]}" -v cbase="${C[nvidia_python]}" -v m="${M[$name]}" \
     'BEGIN{printf "| %s | %.2f | %.2f | %d | %d | %.0f | %.3f | %.1fx | %.1fx |\n", n, t, c, m, i, i/t, mb/t, base/t, cbase/c}'

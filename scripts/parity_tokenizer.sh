@@ -4,10 +4,13 @@
 # ../shared/data/corpus/*, the SQuAD contexts/questions/answers and the GLUE files, with the uncased
 # and the cased BERT vocab. With --sweep, also every Unicode code point >= U+0080 in context; its
 # mismatches are checked against the one known reference quirk (HF's Unicode 8.0 character tables,
-# see docs/tokenizer.md) and only unexplained ones count.
+# see docs/tokenizer.md) and only unexplained ones count. Mode `trained` does the same with an
+# uncased vocab that `bert-train vocab` trains on wikitext-2 (TRAINED_VOCAB_SIZE tokens): the
+# trainer's output must load in HF's tokenizer and give the same ids there as in ours.
 # Prints each mismatching line (up to MAX_SHOWN per file) and a summary; exit 1 on any mismatch.
 #   scripts/parity_tokenizer.sh [--sweep]
-#   env: BIN (bert-train binary), DATA (shared data dir), MAX_SHOWN (default 5)
+#   env: BIN (bert-train binary), DATA (shared data dir), MAX_SHOWN (default 5),
+#        MODES (default "uncased cased trained"), TRAINED_VOCAB_SIZE (default 8000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/bert-train}
@@ -29,10 +32,15 @@ total_bad=0
 total_lines=0
 sweep_lines=0
 sweep_bad=0
-for mode in uncased cased; do
+for mode in ${MODES:-uncased cased trained}; do
   vocab="$DATA/vocab/bert-base-$mode-vocab.txt"
   flag=""
   [ "$mode" = cased ] && flag="--cased"
+  if [ "$mode" = trained ]; then
+    vocab="$WORK/trained/vocab.txt"
+    "$BIN" vocab --log-level warn --input "$DATA/corpus/wikitext-2-valid.txt" --output-dir "$WORK/trained" \
+      --vocab-size "${TRAINED_VOCAB_SIZE:-8000}" --min-frequency 2
+  fi
   echo "== $mode ($vocab)"
   for f in "$WORK"/texts/*; do
     name=$(basename "$f")

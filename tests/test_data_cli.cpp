@@ -1,6 +1,7 @@
 // `bert-train prepare` and `bert-train shard` through the real binary on a tiny corpus and vocab
 // written by the test; one bad-input case per command (exit 2, one line, no shard).
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "bert/data/hdf5_io.h"
 #include "test_util.h"
@@ -44,9 +45,27 @@ TEST(DataCli, PrepareThenShardEndToEnd) {
                    " --max-seq-length 32 --max-predictions-per-seq 5 --dupe-factor 3 --num-shards 2 --num-workers 2"
                    " --whole-word-mask --compress");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("random next"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("instances/s"), std::string::npos) << r.err;
   auto m = nlohmann::json::parse(read_text(tmp / "out/manifest.json"));
+  // The final summary states every count the issue asks for, matching the manifest's totals.
+  const auto& T = m["totals"];
+  std::smatch sm;
+  ASSERT_TRUE(std::regex_search(r.err, sm,
+                                std::regex("(\\d+) documents, (\\d+) sentences, (\\d+) instances, (\\d+) tokens; "
+                                           "average real length ([0-9.]+) of 32, padding ([0-9.]+)%, (\\d+) masked "
+                                           "tokens \\([0-9.]+ per instance\\), random next ([0-9.]+)%")))
+      << r.err;
+  EXPECT_EQ(std::stoll(sm[1]), T["documents"].get<int64_t>());
+  EXPECT_EQ(std::stoll(sm[1]), 12);
+  EXPECT_EQ(std::stoll(sm[2]), T["sentences"].get<int64_t>());
+  EXPECT_EQ(std::stoll(sm[3]), T["instances"].get<int64_t>());
+  EXPECT_EQ(std::stoll(sm[4]), T["tokens"].get<int64_t>());
+  const double n = T["instances"].get<double>();
+  EXPECT_NEAR(std::stod(sm[5]), T["tokens"].get<double>() / n, 0.05);
+  EXPECT_NEAR(std::stod(sm[6]), 100 * T["padding"].get<double>() / (32 * n), 0.05);
+  EXPECT_EQ(std::stoll(sm[7]), T["masked"].get<int64_t>());
+  EXPECT_NEAR(std::stod(sm[8]), 100 * T["random_next"].get<double>() / n, 0.05);
+  EXPECT_EQ(T["tokens"].get<int64_t>() + T["padding"].get<int64_t>(), 32 * T["instances"].get<int64_t>());
   ASSERT_EQ(m["shards"].size(), 2u);
   int64_t total = m["totals"]["instances"].get<int64_t>();
   EXPECT_GT(total, 12);

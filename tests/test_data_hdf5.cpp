@@ -265,3 +265,86 @@ TEST(DataHdf5, SameRowsGiveSameBytes) {
   }
   EXPECT_EQ(bert::test::read_text(tmp / "x.hdf5"), bert::test::read_text(tmp / "y.hdf5"));
 }
+
+namespace {
+
+PretrainRows slice_rows(const PretrainRows& all, int64_t begin, int64_t n) {
+  const int64_t L = all.seq_length, P = all.max_predictions;
+  PretrainRows r;
+  r.resize(n, L, P);
+  std::copy_n(all.input_ids.begin() + begin * L, n * L, r.input_ids.begin());
+  std::copy_n(all.input_mask.begin() + begin * L, n * L, r.input_mask.begin());
+  std::copy_n(all.segment_ids.begin() + begin * L, n * L, r.segment_ids.begin());
+  std::copy_n(all.masked_lm_positions.begin() + begin * P, n * P, r.masked_lm_positions.begin());
+  std::copy_n(all.masked_lm_ids.begin() + begin * P, n * P, r.masked_lm_ids.begin());
+  std::copy_n(all.next_sentence_labels.begin() + begin, n, r.next_sentence_labels.begin());
+  return r;
+}
+
+// Filters declared on a dataset, in pipeline order.
+std::vector<H5Z_filter_t> filters_of(const fs::path& file, const char* name) {
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  std::vector<H5Z_filter_t> out;
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  hid_t pl = H5Dget_create_plist(d);
+  for (int i = 0; i < H5Pget_nfilters(pl); ++i) {
+    unsigned flags = 0;
+    size_t nelmts = 0;
+    unsigned int cd[8];
+    char fname[64];
+    out.push_back(H5Pget_filter2(pl, static_cast<unsigned>(i), &flags, &nelmts, cd, sizeof fname, fname, nullptr));
+  }
+  H5Pclose(pl);
+  H5Dclose(d);
+  H5Fclose(f);
+  return out;
+}
+
+}  // namespace
+
+// --compress encodes whole chunks itself (shuffle + deflate, on the calling thread) and stores
+// them with H5Dwrite_chunk; HDF5's standard pipeline must decode them to exactly the rows
+// written, including the zero-padded last chunk, every byte of wide values, and files where
+// some blocks took the direct path and others went through the pipeline.
+TEST(DataHdf5, CompressedChunksEncodedByUsDecodeExactly) {
+  TempDir tmp;
+  const int64_t N = 2 * 4096 + 1000, L = 16, P = 4;
+  PretrainRows all = sample_rows(N, L, P);
+  uint64_t x = 88172645463325252ull;  // xorshift: values in every byte of an int32, negatives too
+  for (auto& v : all.input_ids) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    v = static_cast<int32_t>(x);
+  }
+  for (auto& v : all.masked_lm_ids) v = static_cast<int32_t>(v * 40503u);
+  auto write = [&](const fs::path& p, bool compress, const std::vector<int64_t>& cuts) {
+    Hdf5Writer w(p, N, L, P, true, compress);
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) w.write(cuts[i], slice_rows(all, cuts[i], cuts[i + 1] - cuts[i]));
+    w.commit();
+  };
+  write(tmp / "direct.hdf5", true, {0, 4096, 8192, N});         // whole chunks, last one partial
+  write(tmp / "direct2.hdf5", true, {0, 4096, 8192, N});
+  write(tmp / "mixed.hdf5", true, {0, 4096, 5000, 6000, N});    // one direct chunk, then the pipeline
+  write(tmp / "plain.hdf5", false, {0, 4096, 8192, N});
+  for (const char* name : {"direct.hdf5", "mixed.hdf5", "plain.hdf5"}) {
+    SCOPED_TRACE(name);
+    Hdf5Reader r(tmp / name);
+    PretrainRows got;
+    r.read(0, N, got);
+    EXPECT_EQ(got.input_ids, all.input_ids);
+    EXPECT_EQ(got.input_mask, all.input_mask);
+    EXPECT_EQ(got.segment_ids, all.segment_ids);
+    EXPECT_EQ(got.masked_lm_positions, all.masked_lm_positions);
+    EXPECT_EQ(got.masked_lm_ids, all.masked_lm_ids);
+    EXPECT_EQ(got.next_sentence_labels, all.next_sentence_labels);
+    r.read(8190, 8200, got);  // across the chunk border
+    EXPECT_EQ(got.input_ids[2 * L + 3], all.input_ids[8192 * L + 3]);
+  }
+  // The standard pipeline is declared, so any HDF5 reader (h5py, NVIDIA's loader) decodes it.
+  const std::vector<H5Z_filter_t> pipeline{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE};
+  for (const char* d : {"input_ids", "input_mask", "masked_lm_ids", "next_sentence_labels"})
+    EXPECT_EQ(filters_of(tmp / "direct.hdf5", d), pipeline) << d;
+  EXPECT_TRUE(filters_of(tmp / "plain.hdf5", "input_ids").empty());
+  EXPECT_EQ(bert::test::read_text(tmp / "direct.hdf5"), bert::test::read_text(tmp / "direct2.hdf5"));
+  EXPECT_LT(fs::file_size(tmp / "direct.hdf5"), fs::file_size(tmp / "plain.hdf5"));
+}

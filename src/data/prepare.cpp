@@ -369,9 +369,22 @@ PrepareSummary run_prepare(const PrepareConfig& cfg_in, const PrepareTokenizer& 
       double b = static_cast<double>(bytes_done.load());
       double rate = el > 0 ? b / el : 0;
       double frac = todo_bytes ? std::min(1.0, b / static_cast<double>(todo_bytes)) : 1.0;
-      spdlog::info("prepare: {:5.1f}%  shards {}/{}  {}B/s of text  {} instances  ETA {}", 100 * frac,
-                   shards_done.load(), todo.size(), human_count(rate), human_count(static_cast<double>(instances_done)),
-                   rate > 0 ? human_duration((static_cast<double>(todo_bytes) - b) / rate) : std::string("?"));
+      // Counts of the shards finished so far (built in this run or kept from an earlier one).
+      ShardStats sofar;
+      for (const auto& d : done)
+        if (d) add_stats(sofar, *d);
+      const double ninst = static_cast<double>(std::max<uint64_t>(sofar.instances, 1));
+      std::string bar(20, '.');
+      std::fill(bar.begin(), bar.begin() + static_cast<std::ptrdiff_t>(20 * frac), '#');
+      spdlog::info("prepare: [{}] {:5.1f}%  shards {}/{}  {}B/s of text  ETA {}  | {} documents, {} sentences, "
+                   "{} instances, {} tokens, avg length {:.1f}, padding {:.1f}%, {} masked, random next {:.1f}%",
+                   bar, 100 * frac, shards_done.load(), todo.size(), human_count(rate),
+                   rate > 0 ? human_duration((static_cast<double>(todo_bytes) - b) / rate) : std::string("?"),
+                   human_count(static_cast<double>(sofar.documents)), human_count(static_cast<double>(sofar.sentences)),
+                   human_count(static_cast<double>(sofar.instances)), human_count(static_cast<double>(sofar.tokens)),
+                   static_cast<double>(sofar.tokens) / ninst,
+                   100.0 * static_cast<double>(sofar.padding) / (ninst * static_cast<double>(cfg.max_seq_length)),
+                   human_count(static_cast<double>(sofar.masked)), 100.0 * static_cast<double>(sofar.random_next) / ninst);
     }
   }
   for (auto& t : threads) t.join();
