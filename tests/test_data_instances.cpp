@@ -187,6 +187,7 @@ TEST(DataInstances, WholeWordMaskingMasksWordsTogether) {
   o.mask.whole_word_mask = true;
   auto inst = build(docs, o, 9, 2);
   int words_with_pieces = 0;
+  double masked_words = 0, mask_words = 0, kept_words = 0;
   for (const auto& in : inst) {
     auto orig = original(in);
     std::set<int32_t> pos(in.lm.positions.begin(), in.lm.positions.end());
@@ -202,6 +203,11 @@ TEST(DataInstances, WholeWordMaskingMasksWordsTogether) {
           n_kept += pos.count(static_cast<int32_t>(k)) && in.tokens[k] == orig[k];
         }
         EXPECT_TRUE(n_masked == 0 || n_masked == j - i) << "word split by masking";
+        if (n_masked > 0) {
+          ++masked_words;
+          if (n_mask_tok == j - i) ++mask_words;
+          if (n_kept == j - i) ++kept_words;
+        }
         if (n_masked > 0 && j - i > 1) {
           ++words_with_pieces;
           // The 80/10/10 choice is per word: a word is never part [MASK], part kept. (Per-token
@@ -213,6 +219,10 @@ TEST(DataInstances, WholeWordMaskingMasksWordsTogether) {
     }
   }
   EXPECT_GT(words_with_pieces, 100);
+  // 80/10/10 per word: 80% of masked words are all [MASK], 10% all unchanged, 10% random ids.
+  ASSERT_GT(masked_words, 1000);
+  EXPECT_NEAR(mask_words / masked_words, 0.8, 0.03);
+  EXPECT_NEAR(kept_words / masked_words, 0.1, 0.03);
 }
 
 TEST(DataInstances, RandomNextShareNearHalf) {
