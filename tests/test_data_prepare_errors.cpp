@@ -61,17 +61,25 @@ TEST(DataPrepareErrors, MissingInputsAndDirectories) {
   expect_clean_user_error(c.run((c.tmp / "adir").string()), c.out(), {"adir", "directory"}, "directory as input");
 }
 
-TEST(DataPrepareErrors, EmptyCorporaAndTextThatTokenizesToNothing) {
+TEST(DataPrepareErrors, EmptyCorpora) {
   Case c;
   write_text(c.tmp / "blank.txt", "\n   \n\t\n\n");
   expect_clean_user_error(c.run((c.tmp / "blank.txt").string()), c.out(), {"empty", "blank.txt"}, "blank lines");
   write_text(c.tmp / "zero.txt", "");
-  expect_clean_user_error(c.run((c.tmp / "zero.txt").string()), c.out(), {"empty"}, "zero bytes");
+  expect_clean_user_error(c.run((c.tmp / "zero.txt").string()), c.out(), {"empty", "zero.txt", "0 bytes"},
+                          "zero bytes");
+  expect_clean_user_error(c.run((c.tmp / "zero.txt").string() + " " + (c.tmp / "blank.txt").string()), c.out(),
+                          {"empty", "2 input files", "zero.txt", "blank.txt"}, "two empty files");
   // Only headings in paragraph format: no text either.
   write_text(c.tmp / "heads.txt", " = Title = \n = = Section = = \n");
-  expect_clean_user_error(c.run((c.tmp / "heads.txt").string(), "--input-format paragraphs"), c.out(), {"empty"},
+  expect_clean_user_error(c.run((c.tmp / "heads.txt").string(), "--input-format paragraphs"), c.out(),
+                          {"empty", "heads.txt", "headings"},
                           "only headings");
 
+}
+
+TEST(DataPrepareErrors, TextThatTokenizesToNothing) {
+  Case c;
   // Lines with characters the tokenizer drops (controls, NUL-free; U+FFFD) and invalid UTF-8.
   write_text(c.tmp / "controls.txt", "\x01\x02\x03\n\x7f\xef\xbf\xbd\n\n\x1b\x1b\n");
   expect_clean_user_error(c.run((c.tmp / "controls.txt").string()), c.out(),

@@ -184,9 +184,13 @@ CorpusPlan plan_shards(const std::vector<std::string>& files, InputFormat format
     consumed_before += plan.file_sizes[fi];
     if (fi + 1 < files.size()) maybe_cut(fi + 1, 0);
   }
-  if (plan.text_lines == 0)
-    throw UserError("the corpus is empty (no text lines in " + std::to_string(files.size()) +
-                    " input file(s)); check --input and --input-format");
+  if (plan.text_lines == 0) {
+    std::string names = files.size() == 1 ? files[0] : std::to_string(files.size()) + " input files (" + files[0] +
+                                                          (files.size() > 2 ? ", ..., " : ", ") + files.back() + ")";
+    throw UserError("the corpus is empty: " + names + " has no text lines (" +
+                    (plan.total_bytes == 0 ? std::string("0 bytes") : "only blank lines or headings") +
+                    "); check --input and --input-format");
+  }
   if (cur_has_text || plan.shards.empty()) {
     cur.end = {files.size() - 1, plan.file_sizes.back()};
     uint64_t start = 0;
