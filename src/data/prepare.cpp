@@ -362,9 +362,16 @@ PrepareSummary run_prepare(const PrepareConfig& cfg_in, const PrepareTokenizer& 
     for (int64_t w = 0; w < workers; ++w) threads.emplace_back(worker);
     // Progress: every 2 s until every shard is built (or one failed).
     std::unique_lock<std::mutex> lock(mu);
+    int64_t last_shards = 0;
+    auto last_line = clock::now();
     while (!failed && shards_done < static_cast<int64_t>(todo.size())) {
       cv.wait_for(lock, std::chrono::seconds(2));
       if (failed || shards_done >= static_cast<int64_t>(todo.size())) break;
+      // A line when a shard finished or 2 s passed, never twice for the same state.
+      const auto now = clock::now();
+      if (shards_done == last_shards && now - last_line < std::chrono::milliseconds(1900)) continue;
+      last_shards = shards_done;
+      last_line = now;
       double el = std::chrono::duration<double>(clock::now() - t_build).count();
       double b = static_cast<double>(bytes_done.load());
       double rate = el > 0 ? b / el : 0;
