@@ -345,7 +345,7 @@ TEST(TrainPipeline, BenchLoaderReportsSequencesPerSecond) {
   fs::create_directories(t / "data");
   write_id_shard(t / "data" / "a.hdf5", 13, 0);
   write_id_shard(t / "data" / "b.hdf5", 11, 13);
-  std::string base = "bench --loader --data-dir " + q(t / "data") + " --max-seq-length 16 --micro-batch-size 4";
+  std::string base = "bench --loader --data-dir " + q(t / "data") + " --max-seq-length 16 --set data.max_predictions_per_seq=3 --micro-batch-size 4";
   auto r = run_cli(base + " --warmup-steps 2 --steps 15 --json");  // 60 sequences: more than 2 epochs
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = json::parse(r.out);
