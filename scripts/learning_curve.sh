@@ -42,7 +42,7 @@ esac
 "$PY" -c 'import h5py' 2>/dev/null || { echo "learning_curve.sh: $PY cannot import h5py; set PY to a python3 with h5py" >&2; exit 2; }
 export OMP_NUM_THREADS=$THREADS OMP_WAIT_POLICY=PASSIVE
 start=$(date +%s)
-rm -rf "$OUT"
+rm -rf "$OUT/text" "$OUT/vocab" "$OUT/data" "$OUT/run" "$OUT/curve.md"  # a fresh run; nothing else in OUT is touched
 mkdir -p "$OUT/text"
 
 echo "== 1/5 split $CORPUS into articles: every ${HOLDOUT_EVERY}th held out"
