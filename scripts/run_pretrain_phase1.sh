@@ -10,24 +10,8 @@
 #   EXTRA_ARGS      more bert-train flags
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-build/bert-train}
 DATASET_DIR=${DATASET_DIR:-data/phase1}
 OUTPUT_DIR=${OUTPUT_DIR:-runs/phase1}
-PRECISION=${PRECISION:-bf16}
-MODEL=${MODEL:-tiny}
-case "$MODEL" in
-  tiny) CONFIG=configs/pretrain_tiny_128_lamb.json ;;
-  base) CONFIG=configs/pretrain_base_128_phase1.json ;;
-  large) CONFIG=configs/pretrain_large_128_phase1.json ;;
-  *) echo "run_pretrain_phase1.sh: MODEL must be tiny, base or large (got '$MODEL')" >&2; exit 2 ;;
-esac
-args=(pretrain --config "$CONFIG" --data-dir "$DATASET_DIR" --output-dir "$OUTPUT_DIR" --precision "$PRECISION")
-[ -n "${BATCH_SIZE:-}" ] && args+=(--set "train.micro_batch_size=$BATCH_SIZE")
-[ -n "${EVAL_DIR:-}" ] && args+=(--eval-dir "$EVAL_DIR")
-if [ -e "$OUTPUT_DIR/checkpoints/latest" ]; then
-  args+=(--resume latest)
-elif [ -n "${CHECKPOINT_DIR:-}" ]; then
-  args+=(--init-checkpoint "$CHECKPOINT_DIR")
-fi
-# shellcheck disable=SC2086
-exec "$BIN" "${args[@]}" ${EXTRA_ARGS:-}
+# shellcheck source=lib/pretrain_args.sh
+source scripts/lib/pretrain_args.sh
+run_pretrain_phase 1
