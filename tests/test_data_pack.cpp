@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <numeric>
 #include <tuple>
 
@@ -146,7 +147,7 @@ TEST(DataPack, RandomLengthsKeepEverySequenceAndEveryLimit) {
 }
 
 TEST(DataPack, PackedRowsConserveSequencesAndMaskedTokens) {
-  auto in = random_instances(300, 48, 6, 11, 100, 4);
+  auto in = random_instances(300, 48, 6, 11, 100, 5);
   data::PackStats st;
   data::PackOptions o;
   auto out = data::pack_rows(in, o, 0, &st);
@@ -254,4 +255,32 @@ TEST(DataPack, ShardPackCliWritesPackedShardsAndTheManifest) {
                        (t / "again").string() + "' --num-shards 1 --pack");
   EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.err.find("already packed"), std::string::npos) << again.err;
+}
+
+TEST(DataPack, PreparePackWritesPackedShardsNextToTheShards) {
+  BERT_REQUIRE_SHARED_DATA(data);
+  TempDir t;
+  auto r = run_cli("prepare --input '" + (data / "corpus/sample_text.txt").string() + "' --vocab '" +
+                   (data / "vocab/bert-base-uncased-vocab.txt").string() + "' --output-dir '" + (t / "out").string() +
+                   "' --max-seq-length 128 --max-predictions-per-seq 20 --dupe-factor 2 --num-shards 2 --pack");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto m = config::json::parse(read_text(t / "out" / "packed" / "manifest.json"));
+  auto prep = config::json::parse(read_text(t / "out" / "manifest.json"));
+  EXPECT_EQ(m["packing"]["sequences"].get<int64_t>(), prep["totals"]["instances"].get<int64_t>());
+  EXPECT_EQ(m["files"].size(), prep["shards"].size());
+  EXPECT_GT(m["packing"]["sequences_per_row"].get<double>(), 1.0);
+  // The packed directory trains like any other: the loader reads it as packed.
+  data::LoaderOptions o;
+  o.files = data::resolve_shards((t / "out" / "packed").string());
+  o.micro_batch = o.global_batch = 2;
+  o.num_workers = 0;
+  auto src = data::make_hdf5_source(o);
+  auto b = src->next(2);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_TRUE(b->packed());
+  auto bad = run_cli("prepare --input '" + (data / "corpus/sample_text.txt").string() + "' --vocab '" +
+                     (data / "vocab/bert-base-uncased-vocab.txt").string() + "' --output-dir '" +
+                     (t / "bad").string() + "' --no-masking --pack");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--pack needs masked instances"), std::string::npos) << bad.err;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "bert/common/error.h"
+#include "bert/data/pack.h"
 #include "bert/device/compat.h"
 #include "bert/model/heads.h"
 #include "pack_test_helpers.h"

@@ -3,6 +3,8 @@
 // packed shards.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "bert/config/fields.h"
 #include "bert/data/pack.h"
 #include "bert/io/safetensors.h"

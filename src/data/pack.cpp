@@ -291,7 +291,8 @@ PackResult run_pack(const PackConfig& cfg) {
     res.files.push_back(out.string());
     res.rows.push_back(packed.rows);
     res.stats.add(st);
-    manifest_files.push_back({{"file", out.filename().string()}, {"rows", packed.rows}, {"sequences", st.sequences}});
+    manifest_files.push_back(
+        config::json{{"file", out.filename().string()}, {"rows", packed.rows}, {"sequences", st.sequences}});
     done += n;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double rate = secs > 0 ? static_cast<double>(done) / secs : 0;

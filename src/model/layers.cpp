@@ -196,8 +196,9 @@ namespace {
 // autocast; backward restores both, runs the layer again with a graph and back-propagates through
 // it, which accumulates the parameters' gradients and yields the gradient of the input.
 struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
+  // The mask is passed by pointer: it needs no gradient, and may be undefined.
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& hidden,
-                               const torch::Tensor& mask, BertLayerImpl* layer) {
+                               const torch::Tensor* mask, BertLayerImpl* layer) {
     const auto dev = hidden.device();
     ctx->saved_data["layer"] = reinterpret_cast<int64_t>(layer);
     {
@@ -207,8 +208,9 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     }
     ctx->saved_data["autocast"] = compat::autocast_enabled(dev.type());
     ctx->saved_data["autocast_dtype"] = static_cast<int64_t>(compat::autocast_dtype(dev.type()));
-    ctx->save_for_backward({hidden, mask});
-    return layer->forward(hidden, mask);
+    ctx->save_for_backward({hidden});
+    if (mask->defined()) ctx->saved_data["mask"] = *mask;
+    return layer->forward(hidden, *mask);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -232,7 +234,8 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     torch::Tensor out;
     {
       torch::AutoGradMode grad(true);
-      out = layer->forward(input, saved[1]);
+      const auto it = ctx->saved_data.find("mask");
+      out = layer->forward(input, it == ctx->saved_data.end() ? torch::Tensor() : it->second.toTensor());
     }
     compat::set_autocast(type, ac_now, ac_dtype_now);
     {
@@ -247,10 +250,10 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
 }  // namespace
 
 torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& mask) {
-  const bool checkpoint = checkpointing_ && is_training() && torch::GradMode::is_enabled() && hidden.requires_grad();
+  const bool checkpoint = checkpointing_ && is_training() && at::GradMode::is_enabled() && hidden.requires_grad();
   for (auto& l : *layer) {
     auto* impl = l->as<BertLayerImpl>();
-    hidden = checkpoint ? CheckpointedLayer::apply(hidden, mask, impl) : impl->forward(hidden, mask);
+    hidden = checkpoint ? CheckpointedLayer::apply(hidden, &mask, impl) : impl->forward(hidden, mask);
   }
   return hidden;
 }
