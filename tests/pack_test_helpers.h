@@ -50,6 +50,7 @@ inline data::PretrainRows random_instances(int64_t n, int64_t L, int64_t P, uint
 }
 
 inline void write_rows(const std::filesystem::path& p, const data::PretrainRows& r) {
+  std::filesystem::create_directories(p.parent_path());
   data::Hdf5Writer w(p, r.rows, r.seq_length, r.max_predictions, true, false, r.max_sequences);
   w.write(0, r);
   w.commit();

@@ -241,7 +241,7 @@ TEST(DataPack, ShardPackCliWritesPackedShardsAndTheManifest) {
   EXPECT_GT(m["packing"]["sequences_per_row"].get<double>(), 1.2);
   EXPECT_LT(m["packing"]["padding_fraction_after"].get<double>(), m["packing"]["padding_fraction_before"].get<double>());
   int64_t seqs = 0;
-  for (const char* f : {"packed_00000.hdf5", "packed_00001.hdf5"}) {
+  for (const char* f : {"shard_00000.hdf5", "shard_00001.hdf5"}) {
     data::Hdf5Reader rd(t / "out" / f);
     ASSERT_TRUE(rd.is_packed());
     data::PretrainRows rows;
@@ -251,7 +251,7 @@ TEST(DataPack, ShardPackCliWritesPackedShardsAndTheManifest) {
   }
   EXPECT_EQ(seqs, 160);
   // Packing packed files is refused with one line naming the file.
-  auto again = run_cli("shard --input '" + (t / "out" / "packed_00000.hdf5").string() + "' --output-dir '" +
+  auto again = run_cli("shard --input '" + (t / "out" / "shard_00000.hdf5").string() + "' --output-dir '" +
                        (t / "again").string() + "' --num-shards 1 --pack");
   EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.err.find("already packed"), std::string::npos) << again.err;
