@@ -4,6 +4,8 @@
 
 #include "bert/common/error.h"
 #include "bert/common/fs.h"
+#include "bert/data/loader.h"
+#include "bert/data/pack.h"
 #include "bert/data/prepare.h"
 #include "bert/text/tokenizer.h"
 #include "command.h"
@@ -19,6 +21,7 @@ struct PrepareArgs {
   CLI::Option* shards_opt = nullptr;
   CLI::Option* shard_size_opt = nullptr;
   CLI::Option* workers_opt = nullptr;
+  bool pack = false;
 };
 
 int run_prepare_cmd(PrepareArgs& a, const GlobalOptions& g) {
@@ -29,6 +32,7 @@ int run_prepare_cmd(PrepareArgs& a, const GlobalOptions& g) {
   auto& cfg = a.cfg;
   cfg.lower_case = !a.cased;
   if (!a.workers_opt->count() && g.threads_opt && g.threads_opt->count()) cfg.num_workers = g.threads;
+  if (a.pack && cfg.no_masking) throw UserError("--pack needs masked instances; drop --no-masking");
   if (cfg.no_masking && cfg.whole_word_mask)
     spdlog::warn("prepare: --whole-word-mask has no effect with --no-masking");
 
@@ -49,6 +53,14 @@ int run_prepare_cmd(PrepareArgs& a, const GlobalOptions& g) {
     return ids;
   };
   data::run_prepare(cfg, tok);
+  if (a.pack) {  // the same pass as `shard --pack`, one packed file per shard, in <output-dir>/packed
+    data::PackConfig p;
+    for (const auto& f : data::resolve_shards(cfg.output_dir)) p.inputs.push_back(f.string());
+    p.output_dir = (std::filesystem::path(cfg.output_dir) / "packed").string();
+    p.compress = cfg.compress;
+    data::run_pack(p);
+    spdlog::info("prepare: packed shards in {} (train with --data-dir {})", p.output_dir, p.output_dir);
+  }
   return 0;
 }
 
@@ -84,6 +96,7 @@ Action setup_prepare(CLI::App& app, GlobalOptions& g) {
   a->shard_size_opt = sub->add_option("--shard-size", c.shard_size_mb, "MB of input text per shard (bounds memory)")
                           ->check(CLI::Range(0.000001, 1e6));
   sub->add_flag("--compress", c.compress, "gzip the HDF5 datasets");
+  sub->add_flag("--pack", a->pack, "also write packed shards (3 sequences per row, docs/packing.md) to <output-dir>/packed");
   sub->add_option("--max-line-bytes", c.max_line_bytes, "longest input line accepted")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34));
   return [a, &g]() { return run_prepare_cmd(*a, g); };

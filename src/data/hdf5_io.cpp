@@ -5,6 +5,7 @@
 #include <hdf5.h>
 #include <zlib.h>  // (linked through HDF5's own link line, which includes libz)
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -57,6 +58,10 @@ constexpr const char* kSeg = "segment_ids";
 constexpr const char* kPos = "masked_lm_positions";
 constexpr const char* kLmIds = "masked_lm_ids";
 constexpr const char* kNsp = "next_sentence_labels";
+constexpr const char* kPosIds = "position_ids";
+constexpr const char* kSeqIdx = "sequence_index";
+constexpr const char* kCls = "cls_positions";
+constexpr const char* kPackedAttr = "packed_max_sequences_per_row";
 
 // Compressed files: chunks of up to kChunkRows rows, byte shuffle + deflate level 1.
 constexpr int64_t kChunkRows = 4096;
@@ -105,28 +110,43 @@ std::vector<unsigned char> encode_chunk(const int32_t* data, int64_t values, int
 
 }  // namespace
 
-void PretrainRows::resize(int64_t n, int64_t L, int64_t P) {
+void PretrainRows::resize(int64_t n, int64_t L, int64_t P, int64_t S) {
   rows = n;
   seq_length = L;
   max_predictions = P;
+  max_sequences = S;
   input_ids.assign(n * L, 0);
   input_mask.assign(n * L, 0);
   segment_ids.assign(n * L, 0);
   masked_lm_positions.assign(n * P, 0);
   masked_lm_ids.assign(n * P, 0);
-  next_sentence_labels.assign(n, 0);
+  if (S > 0) {
+    next_sentence_labels.assign(n * S, -1);
+    position_ids.assign(n * L, 0);
+    sequence_index.assign(n * L, 0);
+    cls_positions.assign(n * S, 0);
+  } else {
+    next_sentence_labels.assign(n, 0);
+    position_ids.clear();
+    sequence_index.clear();
+    cls_positions.clear();
+  }
 }
 
 // ---- writer ----------------------------------------------------------------------------------
 
 struct Hdf5Writer::Impl {
   fs::path final_path, tmp_path;
-  int64_t rows = 0, L = 0, P = 0;
+  int64_t rows = 0, L = 0, P = 0, S = 0;
   bool masking = true, compress = false;
   int64_t chunk_rows = 0;
   Hid file;
-  Hid ids, mask, seg, pos, lm_ids, nsp;
+  Hid ids, mask, seg, pos, lm_ids, nsp, pos_ids, seq_idx, cls;
   bool committed = false;
+
+  void close_datasets() {
+    for (Hid* h : {&ids, &mask, &seg, &pos, &lm_ids, &nsp, &pos_ids, &seq_idx, &cls}) h->reset();
+  }
 
   Hid create(const char* name, hid_t type, int rank, int64_t cols, bool compress) {
     std::array<hsize_t, 2> dims{static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
@@ -167,8 +187,9 @@ struct Hdf5Writer::Impl {
 };
 
 Hdf5Writer::Hdf5Writer(const fs::path& path, int64_t rows, int64_t seq_length, int64_t max_predictions,
-                       bool masking, bool compress)
+                       bool masking, bool compress, int64_t max_sequences)
     : impl_(std::make_unique<Impl>()) {
+  if (max_sequences > 0 && !masking) throw RuntimeError("internal: packed files need masked_lm_* datasets");
   std::lock_guard<std::mutex> lock(hdf5_mutex());
   quiet_hdf5();
   auto& m = *impl_;
@@ -180,6 +201,7 @@ Hdf5Writer::Hdf5Writer(const fs::path& path, int64_t rows, int64_t seq_length, i
   m.masking = masking;
   m.compress = compress && rows > 0;
   m.chunk_rows = std::min<int64_t>(rows, kChunkRows);
+  m.S = std::max<int64_t>(max_sequences, 0);
   Hid fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   H5Pset_obj_track_times(fcpl, false);
   m.file = Hid(H5Fcreate(m.tmp_path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
@@ -193,15 +215,22 @@ Hdf5Writer::Hdf5Writer(const fs::path& path, int64_t rows, int64_t seq_length, i
       m.pos = m.create(kPos, H5T_STD_I32LE, 2, m.P, compress);
       m.lm_ids = m.create(kLmIds, H5T_STD_I32LE, 2, m.P, compress);
     }
-    m.nsp = m.create(kNsp, H5T_STD_I8LE, 1, 1, compress);
+    if (m.S > 0) {
+      m.nsp = m.create(kNsp, H5T_STD_I8LE, 2, m.S, compress);
+      m.pos_ids = m.create(kPosIds, m.L <= 32767 ? H5T_STD_I16LE : H5T_STD_I32LE, 2, m.L, compress);
+      m.seq_idx = m.create(kSeqIdx, H5T_STD_I8LE, 2, m.L, compress);
+      m.cls = m.create(kCls, H5T_STD_I32LE, 2, m.S, compress);
+      Hid aspace(H5Screate(H5S_SCALAR), H5Sclose);
+      Hid attr(H5Acreate2(m.file, kPackedAttr, H5T_STD_I32LE, aspace, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+      const int32_t s32 = static_cast<int32_t>(m.S);
+      if (attr.id < 0 || H5Awrite(attr, H5T_NATIVE_INT32, &s32) < 0)
+        throw RuntimeError("cannot write attribute " + std::string(kPackedAttr) + " in " + m.tmp_path.string());
+    } else {
+      m.nsp = m.create(kNsp, H5T_STD_I8LE, 1, 1, compress);
+    }
   } catch (...) {
     // Close everything while holding the lock and leave no temporary behind.
-    m.ids.reset();
-    m.mask.reset();
-    m.seg.reset();
-    m.pos.reset();
-    m.lm_ids.reset();
-    m.nsp.reset();
+    m.close_datasets();
     m.file.reset();
     std::error_code ec;
     fs::remove(m.tmp_path, ec);
@@ -212,12 +241,7 @@ Hdf5Writer::Hdf5Writer(const fs::path& path, int64_t rows, int64_t seq_length, i
 Hdf5Writer::~Hdf5Writer() {
   if (!impl_ || impl_->committed) return;
   std::lock_guard<std::mutex> lock(hdf5_mutex());
-  impl_->ids.reset();
-  impl_->mask.reset();
-  impl_->seg.reset();
-  impl_->pos.reset();
-  impl_->lm_ids.reset();
-  impl_->nsp.reset();
+  impl_->close_datasets();
   impl_->file.reset();
   std::error_code ec;
   fs::remove(impl_->tmp_path, ec);
@@ -225,9 +249,10 @@ Hdf5Writer::~Hdf5Writer() {
 
 void Hdf5Writer::write(int64_t begin, const PretrainRows& r) {
   auto& m = *impl_;
-  if (r.seq_length != m.L || (m.masking && r.max_predictions != m.P) || begin < 0 || begin + r.rows > m.rows)
+  if (r.seq_length != m.L || (m.masking && r.max_predictions != m.P) || r.max_sequences != m.S || begin < 0 ||
+      begin + r.rows > m.rows)
     throw RuntimeError("internal: rows do not fit " + m.final_path.string());
-  if (m.compress && r.rows > 0 && begin % m.chunk_rows == 0 &&
+  if (m.compress && m.S == 0 && r.rows > 0 && begin % m.chunk_rows == 0 &&
       (r.rows == m.chunk_rows || begin + r.rows == m.rows)) {
     // Whole chunks: compress here, outside the HDF5 lock, so workers compress in parallel;
     // only the stores are serialised.
@@ -261,19 +286,21 @@ void Hdf5Writer::write(int64_t begin, const PretrainRows& r) {
     m.write_block(m.pos, begin, r.rows, m.P, 2, r.masked_lm_positions.data());
     m.write_block(m.lm_ids, begin, r.rows, m.P, 2, r.masked_lm_ids.data());
   }
-  m.write_block(m.nsp, begin, r.rows, 1, 1, r.next_sentence_labels.data());
+  if (m.S > 0) {
+    m.write_block(m.nsp, begin, r.rows, m.S, 2, r.next_sentence_labels.data());
+    m.write_block(m.pos_ids, begin, r.rows, m.L, 2, r.position_ids.data());
+    m.write_block(m.seq_idx, begin, r.rows, m.L, 2, r.sequence_index.data());
+    m.write_block(m.cls, begin, r.rows, m.S, 2, r.cls_positions.data());
+  } else {
+    m.write_block(m.nsp, begin, r.rows, 1, 1, r.next_sentence_labels.data());
+  }
 }
 
 void Hdf5Writer::commit() {
   auto& m = *impl_;
   {
     std::lock_guard<std::mutex> lock(hdf5_mutex());
-    m.ids.reset();
-    m.mask.reset();
-    m.seg.reset();
-    m.pos.reset();
-    m.lm_ids.reset();
-    m.nsp.reset();
+    m.close_datasets();
     H5Fflush(m.file, H5F_SCOPE_GLOBAL);
     if (H5Fclose(m.file.id) < 0) throw RuntimeError("cannot close " + m.tmp_path.string() + " (disk full?)");
     m.file.id = -1;
@@ -287,8 +314,8 @@ void Hdf5Writer::commit() {
 struct Hdf5Reader::Impl {
   fs::path path;
   Hid file;
-  Hid ids, mask, seg, pos, lm_ids, nsp;
-  int64_t N = 0, L = 0, P = 0;
+  Hid ids, mask, seg, pos, lm_ids, nsp, pos_ids, seq_idx, cls;
+  int64_t N = 0, L = 0, P = 0, S = 0;
   bool masking = false;
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -369,11 +396,28 @@ Hdf5Reader::Hdf5Reader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
     m.P = d_pos[1];
     check2(d_lm, kLmIds, m.P, "P");
   }
-  if (!(d_nsp.size() == 1 || (d_nsp.size() == 2 && d_nsp[1] == 1)))
-    m.fail("dataset 'next_sentence_labels' must have shape [N] or [N,1]");
-  if (d_nsp[0] != m.N)
-    m.fail("dataset 'next_sentence_labels' has " + std::to_string(d_nsp[0]) + " rows but input_ids has " +
-           std::to_string(m.N));
+  if (H5Aexists(m.file, kPackedAttr) > 0) {
+    Hid attr(H5Aopen(m.file, kPackedAttr, H5P_DEFAULT), H5Aclose);
+    int32_t s32 = 0;
+    if (attr.id < 0 || H5Aread(attr, H5T_NATIVE_INT32, &s32) < 0) m.fail(std::string("cannot read attribute ") + kPackedAttr);
+    if (s32 < 1 || s32 > 127) m.fail(std::string("attribute ") + kPackedAttr + " is " + std::to_string(s32) + ", expected 1..127");
+    m.S = s32;
+    if (!m.masking) m.fail("is packed but has no masked_lm_* datasets; pack masked instances only");
+    std::vector<int64_t> d_pid, d_sidx, d_cls;
+    m.pos_ids = m.open(kPosIds, true, d_pid);
+    m.seq_idx = m.open(kSeqIdx, true, d_sidx);
+    m.cls = m.open(kCls, true, d_cls);
+    check2(d_pid, kPosIds, m.L, "L");
+    check2(d_sidx, kSeqIdx, m.L, "L");
+    check2(d_cls, kCls, m.S, "S");
+    check2(d_nsp, kNsp, m.S, "S");
+  } else {
+    if (!(d_nsp.size() == 1 || (d_nsp.size() == 2 && d_nsp[1] == 1)))
+      m.fail("dataset 'next_sentence_labels' must have shape [N] or [N,1]");
+    if (d_nsp[0] != m.N)
+      m.fail("dataset 'next_sentence_labels' has " + std::to_string(d_nsp[0]) + " rows but input_ids has " +
+             std::to_string(m.N));
+  }
 }
 
 Hdf5Reader::~Hdf5Reader() {
@@ -386,6 +430,7 @@ int64_t Hdf5Reader::size() const { return impl_->N; }
 int64_t Hdf5Reader::seq_length() const { return impl_->L; }
 int64_t Hdf5Reader::max_predictions() const { return impl_->P; }
 bool Hdf5Reader::has_masking() const { return impl_->masking; }
+int64_t Hdf5Reader::max_sequences() const { return impl_->S; }
 const fs::path& Hdf5Reader::path() const { return impl_->path; }
 
 void Hdf5Reader::read(int64_t begin, int64_t end, PretrainRows& out) const {
@@ -394,7 +439,7 @@ void Hdf5Reader::read(int64_t begin, int64_t end, PretrainRows& out) const {
     m.fail("row range [" + std::to_string(begin) + "," + std::to_string(end) + ") is outside [0," +
            std::to_string(m.N) + ")");
   int64_t n = end - begin;
-  out.resize(n, m.L, m.P);
+  out.resize(n, m.L, m.P, m.S);
   std::lock_guard<std::mutex> lock(hdf5_mutex());
   m.read_block(m.ids, kIds, begin, n, m.L, out.input_ids.data());
   m.read_block(m.mask, kMask, begin, n, m.L, out.input_mask.data());
@@ -403,7 +448,14 @@ void Hdf5Reader::read(int64_t begin, int64_t end, PretrainRows& out) const {
     m.read_block(m.pos, kPos, begin, n, m.P, out.masked_lm_positions.data());
     m.read_block(m.lm_ids, kLmIds, begin, n, m.P, out.masked_lm_ids.data());
   }
-  m.read_block(m.nsp, kNsp, begin, n, 1, out.next_sentence_labels.data());
+  if (m.S > 0) {
+    m.read_block(m.nsp, kNsp, begin, n, m.S, out.next_sentence_labels.data());
+    m.read_block(m.pos_ids, kPosIds, begin, n, m.L, out.position_ids.data());
+    m.read_block(m.seq_idx, kSeqIdx, begin, n, m.L, out.sequence_index.data());
+    m.read_block(m.cls, kCls, begin, n, m.S, out.cls_positions.data());
+  } else {
+    m.read_block(m.nsp, kNsp, begin, n, 1, out.next_sentence_labels.data());
+  }
 }
 
 }  // namespace bert::data

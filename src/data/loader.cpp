@@ -84,12 +84,18 @@ class Hdf5Loader final : public train::BatchSource {
       auto r = std::make_unique<Hdf5Reader>(o_.files[f]);
       if (f == 0) {
         L_ = r->seq_length();
+        S_ = r->max_sequences();
         file_masked_ = r->has_masking();
         P_ = file_masked_ ? r->max_predictions() : o_.masking.max_predictions_per_seq;
       } else {
         if (r->seq_length() != L_)
           throw UserError(o_.files[f].string() + ": input_ids has sequence length " + std::to_string(r->seq_length()) +
                           " but " + o_.files[0].string() + " has " + std::to_string(L_) + "; use shards of one length");
+        if (r->max_sequences() != S_)
+          throw UserError(o_.files[f].string() + (r->is_packed() ? " is packed (" + std::to_string(r->max_sequences()) +
+                                                                       " sequences per row)"
+                                                                 : " is not packed") +
+                          " unlike " + o_.files[0].string() + "; do not mix packed and unpacked shards");
         if (r->has_masking() != file_masked_)
           throw UserError(o_.files[f].string() + (r->has_masking() ? " is masked" : " is unmasked (--no-masking)") +
                           " unlike " + o_.files[0].string() + "; do not mix masked and unmasked shards");
@@ -187,7 +193,9 @@ class Hdf5Loader final : public train::BatchSource {
   std::string describe() const override {
     return std::to_string(o_.files.size()) + " HDF5 shard(s), " + std::to_string(total_rows_) + " sequences of " +
            std::to_string(L_) + " tokens, " + (file_masked_ ? "static" : "dynamic") + " masking (" +
-           std::to_string(P_) + " predictions), " + std::to_string(steps_per_epoch_) + " steps/epoch" +
+           std::to_string(P_) + " predictions), " +
+           (S_ > 0 ? "packed (up to " + std::to_string(S_) + " sequences per row), " : std::string()) +
+           std::to_string(steps_per_epoch_) + " steps/epoch" +
            (o_.world > 1 ? ", rank " + std::to_string(o_.rank) + "/" + std::to_string(o_.world) : "");
   }
 
@@ -260,6 +268,14 @@ class Hdf5Loader final : public train::BatchSource {
     torch::Tensor pos = torch::zeros({B, P_}, opt), lab = torch::zeros({B, P_}, opt), nsp = torch::zeros({B}, opt);
     auto ids_a = ids.accessor<int64_t, 2>(), seg_a = seg.accessor<int64_t, 2>(), mask_a = mask.accessor<int64_t, 2>();
     auto pos_a = pos.accessor<int64_t, 2>(), lab_a = lab.accessor<int64_t, 2>();
+    // Packed rows: per-sequence NSP labels [B,S], position ids, sequence index, [CLS] positions.
+    torch::Tensor nsp2, pid, sidx, clsp;
+    if (S_ > 0) {
+      nsp2 = torch::full({B, S_}, -1, opt);
+      pid = torch::zeros({B, L_}, opt);
+      sidx = torch::zeros({B, L_}, opt);
+      clsp = torch::zeros({B, S_}, opt);
+    }
     auto nsp_a = nsp.accessor<int64_t, 1>();
 
     int32_t cached_chunk = -1;
@@ -286,7 +302,20 @@ class Hdf5Loader final : public train::BatchSource {
         seg_a[t][x] = rows->segment_ids[r * Lf + x];
         mask_a[t][x] = rows->input_mask[r * Lf + x];
       }
-      nsp_a[t] = rows->next_sentence_labels[r];
+      if (S_ > 0) {
+        auto nsp2_a = nsp2.accessor<int64_t, 2>(), cls_a = clsp.accessor<int64_t, 2>();
+        auto pid_a = pid.accessor<int64_t, 2>(), sidx_a = sidx.accessor<int64_t, 2>();
+        for (int64_t x = 0; x < L_; ++x) {
+          pid_a[t][x] = rows->position_ids[r * Lf + x];
+          sidx_a[t][x] = rows->sequence_index[r * Lf + x];
+        }
+        for (int64_t x = 0; x < S_; ++x) {
+          nsp2_a[t][x] = rows->next_sentence_labels[r * S_ + x];
+          cls_a[t][x] = rows->cls_positions[r * S_ + x];
+        }
+      } else {
+        nsp_a[t] = rows->next_sentence_labels[r];
+      }
       if (file_masked_) {
         for (int64_t x = 0; x < Pf; ++x) {
           int32_t p = rows->masked_lm_positions[r * Pf + x];
@@ -310,14 +339,13 @@ class Hdf5Loader final : public train::BatchSource {
         }
       }
     }
-    train::PretrainBatch b{ids, seg, mask, pos, lab, nsp};
+    // pid, sidx, clsp stay undefined for unpacked files
+    train::PretrainBatch b{ids, seg, mask, pos, lab, S_ > 0 ? nsp2 : nsp, pid, sidx, clsp};
     if (o_.pin_memory) {
-      b.input_ids = b.input_ids.pin_memory();
-      b.token_type_ids = b.token_type_ids.pin_memory();
-      b.attention_mask = b.attention_mask.pin_memory();
-      b.masked_lm_positions = b.masked_lm_positions.pin_memory();
-      b.masked_lm_ids = b.masked_lm_ids.pin_memory();
-      b.next_sentence_labels = b.next_sentence_labels.pin_memory();
+      for (torch::Tensor* t : {&b.input_ids, &b.token_type_ids, &b.attention_mask, &b.masked_lm_positions,
+                               &b.masked_lm_ids, &b.next_sentence_labels, &b.position_ids, &b.sequence_index,
+                               &b.cls_positions})
+        if (t->defined()) *t = t->pin_memory();
     }
     return b;
   }
@@ -366,7 +394,7 @@ class Hdf5Loader final : public train::BatchSource {
   LoaderOptions o_;
   std::vector<std::unique_ptr<Hdf5Reader>> readers_;
   std::vector<Chunk> chunks_;
-  int64_t total_rows_ = 0, L_ = 0, P_ = 0;
+  int64_t total_rows_ = 0, L_ = 0, P_ = 0, S_ = 0;  // S_ > 0: packed files
   bool file_masked_ = true;
   int64_t per_rank_step_ = 0, steps_per_epoch_ = 0, micro_per_epoch_ = 0;
 
@@ -398,7 +426,7 @@ LoaderBenchResult bench_loader(const LoaderOptions& opts, int64_t batches) {
     auto b = loader.next(opts.micro_batch);
     if (!b) break;
     ++r.batches;
-    r.sequences += b->size();
+    r.sequences += b->sequences();
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

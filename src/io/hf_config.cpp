@@ -19,7 +19,8 @@ json hf_config_json(const ModelConfig& model, const HfConfigExtras& extras) {
   config::FieldList f;
   copy.describe(f);
   const json fields = config::write_json(f);
-  for (auto it = fields.begin(); it != fields.end(); ++it) j[it.key()] = it.value();
+  for (auto it = fields.begin(); it != fields.end(); ++it)
+    if (!is_runtime_model_field(it.key())) j[it.key()] = it.value();
   if (copy.hidden_act == "gelu_tanh") j["hidden_act"] = "gelu_pytorch_tanh";
   j["position_embedding_type"] = "absolute";
   j["torch_dtype"] = "float32";

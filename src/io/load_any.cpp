@@ -266,7 +266,7 @@ std::vector<std::string> config_differences(ModelConfig a, ModelConfig b) {
   std::vector<std::string> out;
   for (auto it = ja.begin(); it != ja.end(); ++it) {
     const std::string& k = it.key();
-    if (k.find("dropout") != std::string::npos || k == "initializer_range") continue;
+    if (k.find("dropout") != std::string::npos || k == "initializer_range" || is_runtime_model_field(k)) continue;
     if (jb.contains(k) && jb[k] != it.value()) out.push_back(k + " " + it.value().dump() + " vs " + jb[k].dump());
   }
   return out;

@@ -48,8 +48,11 @@ BertForPreTrainingImpl::BertForPreTrainingImpl(const ModelConfig& cfg) : cfg_(cf
 
 PreTrainingOutput BertForPreTrainingImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                                   const torch::Tensor& attention_mask,
-                                                  const torch::Tensor& masked_lm_positions) {
-  auto enc = bert(input_ids, token_type_ids, attention_mask);
+                                                  const torch::Tensor& masked_lm_positions,
+                                                  const PackedInputs& packed) {
+  if (packed.defined() && !packed.cls_positions.defined())
+    throw UserError("packed batch without cls_positions; the packed HDF5 file is incomplete");
+  auto enc = bert(input_ids, token_type_ids, attention_mask, packed.position_ids, packed.sequence_index);
   const int64_t b = enc.sequence_output.size(0), s = enc.sequence_output.size(1);
   if (masked_lm_positions.dim() != 2 || masked_lm_positions.size(0) != b)
     throw UserError("masked_lm_positions must be [batch, max_predictions] with the batch of input_ids");
@@ -68,7 +71,21 @@ PreTrainingOutput BertForPreTrainingImpl::forward(const torch::Tensor& input_ids
   auto rows = (base + masked_lm_positions.to(torch::kLong)).masked_select(out.mlm_valid);
   auto gathered = enc.sequence_output.reshape({b * s, -1}).index_select(0, rows);
   out.mlm_logits = cls->predictions(gathered, bert->embeddings->word_embeddings->weight);
-  out.nsp_logits = cls->seq_relationship(enc.pooled_output);
+  if (packed.defined()) {
+    // Each sequence's own [CLS], pooled: [batch, S, hidden] -> [batch * S, 2].
+    auto cls_pos = packed.cls_positions.to(torch::kLong);
+    if (cls_pos.dim() != 2 || cls_pos.size(0) != b) throw UserError("cls_positions must be [batch, S]");
+    if (cls_pos.is_cpu() && cls_pos.numel() > 0) {
+      auto [lo, hi] = torch::aminmax(cls_pos);
+      if (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= s)
+        throw UserError("cls_positions must lie in [0, " + std::to_string(s) + "); the packed file is corrupt");
+    }
+    const int64_t h = enc.sequence_output.size(2);
+    auto cls_hidden = enc.sequence_output.gather(1, cls_pos.unsqueeze(-1).expand({b, cls_pos.size(1), h}));
+    out.nsp_logits = cls->seq_relationship(bert->pooler->pool(cls_hidden)).reshape({-1, 2});
+  } else {
+    out.nsp_logits = cls->seq_relationship(enc.pooled_output);
+  }
   return out;
 }
 
@@ -88,12 +105,14 @@ PreTrainingLoss BertForPreTrainingImpl::loss(const PreTrainingOutput& out, const
                                              const torch::Tensor& next_sentence_labels) const {
   if (!masked_lm_ids.sizes().equals(out.mlm_valid.sizes()))
     throw UserError("masked_lm_ids must have the shape of masked_lm_positions");
-  if (next_sentence_labels.dim() != 1 || next_sentence_labels.size(0) != out.nsp_logits.size(0))
-    throw UserError("next_sentence_labels must be [batch]");
+  // Packed rows: [batch, S] labels line up with the [batch * S] rows of nsp_logits.
+  const auto nsp_labels = next_sentence_labels.dim() == 2 ? next_sentence_labels.reshape({-1}) : next_sentence_labels;
+  if (nsp_labels.dim() != 1 || nsp_labels.size(0) != out.nsp_logits.size(0))
+    throw UserError("next_sentence_labels must be [batch] ([batch, S] for packed rows)");
   PreTrainingLoss r;
   auto mlm_labels = masked_lm_ids.to(torch::kLong).masked_select(out.mlm_valid);
   masked_ce(out.mlm_logits, mlm_labels, r.mlm_loss, r.mlm_correct, r.mlm_count);
-  masked_ce(out.nsp_logits, next_sentence_labels.to(torch::kLong), r.nsp_loss, r.nsp_correct, r.nsp_count);
+  masked_ce(out.nsp_logits, nsp_labels.to(torch::kLong), r.nsp_loss, r.nsp_correct, r.nsp_count);
   r.total_loss = r.mlm_loss + r.nsp_loss;
   return r;
 }

@@ -99,12 +99,16 @@ void Optimizer::lamb_step(double lr, const std::vector<torch::Tensor>& g) {
   auto wn = torch::stack(at::_foreach_norm(w32, 2));
   auto un = torch::stack(at::_foreach_norm(update, 2));
   auto ratio = torch::where((wn > 0) & (un > 0), wn / un, torch::ones_like(wn));
-  std::vector<uint8_t> apply(w.size());
-  for (size_t i = 0; i < w.size(); ++i) apply[i] = cfg_.nvlamb || (decay_[i] && cfg_.weight_decay != 0);
-  auto mask = torch::from_blob(apply.data(), {static_cast<int64_t>(apply.size())}, torch::kUInt8)
-                  .to(torch::kBool)
-                  .to(wn.device());
-  ratio = torch::where(mask, ratio, torch::ones_like(ratio)) * (-lr);
+  // Which tensors take their trust ratio: fixed for the optimizer's life, so it is copied to the
+  // device once (a host->device copy every step would be a synchronisation on CUDA).
+  if (!trust_mask_.defined() || trust_mask_.device() != wn.device()) {
+    std::vector<uint8_t> apply(w.size());
+    for (size_t i = 0; i < w.size(); ++i) apply[i] = cfg_.nvlamb || (decay_[i] && cfg_.weight_decay != 0);
+    trust_mask_ = torch::from_blob(apply.data(), {static_cast<int64_t>(apply.size())}, torch::kUInt8)
+                      .to(torch::kBool)
+                      .to(wn.device());
+  }
+  ratio = torch::where(trust_mask_, ratio, torch::ones_like(ratio)) * (-lr);
   auto scales = ratio.unbind(0);
   at::_foreach_mul_(update, scales);
   bool all_fp32 = true;

@@ -35,18 +35,21 @@ PretrainEvalResult evaluate_pretraining(model::BertForPreTraining& model, BatchS
   while (max_sequences == 0 || r.sequences < max_sequences) {
     auto b = source.next(batch);
     if (!b) break;
-    PretrainBatch d = b->to(device.torch_device());
-    int64_t take = d.size();
+    // Real sequences per row (packed rows hold several); the limit counts sequences.
+    torch::Tensor per_row = b->packed() ? b->sequence_index.amax(1) : torch::ones({b->size()}, torch::kLong);
+    int64_t rows = b->size(), take = b->sequences();
     if (max_sequences > 0 && r.sequences + take > max_sequences) {
-      take = max_sequences - r.sequences;
-      d = PretrainBatch{d.input_ids.narrow(0, 0, take),      d.token_type_ids.narrow(0, 0, take),
-                        d.attention_mask.narrow(0, 0, take), d.masked_lm_positions.narrow(0, 0, take),
-                        d.masked_lm_ids.narrow(0, 0, take),  d.next_sentence_labels.narrow(0, 0, take)};
+      auto cum = per_row.cumsum(0);
+      rows = cum.le(max_sequences - r.sequences).sum().item<int64_t>();
+      if (rows == 0) break;
+      take = cum[rows - 1].item<int64_t>();
     }
+    PretrainBatch d = (rows < b->size() ? b->narrow(rows) : *b).to(device.torch_device());
     model::PreTrainingLoss l;
     {
       AutocastScope autocast(device, precision);
-      auto out = model->forward(d.input_ids, d.token_type_ids, d.attention_mask, d.masked_lm_positions);
+      auto out = model->forward(d.input_ids, d.token_type_ids, d.attention_mask, d.masked_lm_positions,
+                                d.packed_inputs());
       l = model->loss(out, d.masked_lm_ids, d.next_sentence_labels);
     }
     auto f = [](const torch::Tensor& t) { return t.to(torch::kDouble).reshape({}); };

@@ -10,9 +10,20 @@ namespace bert::train {
 
 PretrainBatch PretrainBatch::to(const torch::Device& d) const {
   if (input_ids.device() == d) return *this;
-  return {input_ids.to(d, /*non_blocking=*/true),           token_type_ids.to(d, true),
-          attention_mask.to(d, true),                        masked_lm_positions.to(d, true),
-          masked_lm_ids.to(d, true),                         next_sentence_labels.to(d, true)};
+  auto mv = [&](const torch::Tensor& t) { return t.defined() ? t.to(d, /*non_blocking=*/true) : t; };
+  return {mv(input_ids),      mv(token_type_ids), mv(attention_mask), mv(masked_lm_positions), mv(masked_lm_ids),
+          mv(next_sentence_labels), mv(position_ids), mv(sequence_index), mv(cls_positions)};
+}
+
+int64_t PretrainBatch::sequences() const {
+  if (!packed()) return size();
+  return sequence_index.amax(1).sum().item<int64_t>();
+}
+
+PretrainBatch PretrainBatch::narrow(int64_t rows) const {
+  auto n = [&](const torch::Tensor& t) { return t.defined() ? t.narrow(0, 0, rows) : t; };
+  return {n(input_ids),            n(token_type_ids), n(attention_mask), n(masked_lm_positions), n(masked_lm_ids),
+          n(next_sentence_labels), n(position_ids),   n(sequence_index), n(cls_positions)};
 }
 
 namespace {
@@ -72,7 +83,7 @@ class SyntheticSource final : public BatchSource {
       }
       pn[r] = static_cast<int64_t>(rng() & 1);
     }
-    return PretrainBatch{ids, tt, torch::ones({b, seq_}, torch::kLong), pos, lab, nsp};
+    return PretrainBatch{ids, tt, torch::ones({b, seq_}, torch::kLong), pos, lab, nsp, {}, {}, {}};
   }
 
   config::json cursor() const override { return {{"source", "synthetic"}, {"batches", index_}}; }

@@ -190,13 +190,13 @@ StepStats Trainer::train_step() {
       opt_->zero_grad();
       return s;  // ok = false
     }
-    s.sequences += batch->size();
+    s.sequences += batch->sequences();  // packed rows: the real sequences they hold
     s.tokens += batch->attention_mask.sum().item<int64_t>();
     auto b = batch->to(dev);
     model::PreTrainingOutput out;
     {
       AutocastScope autocast(*device_, precision);
-      out = model_->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_lm_positions);
+      out = model_->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_lm_positions, b.packed_inputs());
     }
     auto l = model_->loss(out, b.masked_lm_ids, b.next_sentence_labels);
     (l.total_loss * (scale / static_cast<double>(accum_))).backward();

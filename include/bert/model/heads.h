@@ -30,10 +30,22 @@ namespace bert::model {
 // the list (position 0 is always [CLS] and never masked). A slot is also ignored when its label is
 // negative (-1 / -100, the HF and old-NVIDIA "ignore" values). next_sentence_labels [batch]:
 // 0 = B follows A, 1 = B is random (HF's convention); negative = ignored.
+//
+// Packed rows (docs/packing.md): the masked slots are relative to the row (the first 0 still ends
+// the list), next_sentence_labels is [batch, S] with -1 where a row holds fewer than S sequences,
+// and NSP is scored on each sequence's own [CLS] (gathered at cls_positions), so the losses and
+// accuracies count real sequences only; masked-LM stays token-weighted.
+struct PackedInputs {
+  torch::Tensor position_ids;    // [batch, seq]: 0.. within each sequence
+  torch::Tensor sequence_index;  // [batch, seq]: 1..k for the k-th sequence of the row, 0 = padding
+  torch::Tensor cls_positions;   // [batch, S]: position of each sequence's [CLS] (0 when absent)
+  bool defined() const { return sequence_index.defined(); }
+};
+
 struct PreTrainingOutput {
   torch::Tensor mlm_logits;  // [n_valid, vocab]: one row per valid masked slot, row-major over (batch, slot)
   torch::Tensor mlm_valid;   // [batch, max_pred] bool: which slots produced a row of mlm_logits
-  torch::Tensor nsp_logits;  // [batch, 2]
+  torch::Tensor nsp_logits;  // [batch, 2]; packed: [batch * S, 2], row-major over (batch, sequence slot)
 };
 
 // Every value a step log needs. Losses are fp32 scalars (total_loss carries the graph);
@@ -86,9 +98,12 @@ class BertForPreTrainingImpl : public torch::nn::Module {
   explicit BertForPreTrainingImpl(const ModelConfig& cfg);
   // Runs the encoder, gathers the hidden states of the valid masked slots only (before the
   // transform and the decoder, as NVIDIA does), and scores them. attention_mask may be undefined.
+  // `packed` is empty for ordinary batches.
   PreTrainingOutput forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
-                            const torch::Tensor& attention_mask, const torch::Tensor& masked_lm_positions);
+                            const torch::Tensor& attention_mask, const torch::Tensor& masked_lm_positions,
+                            const PackedInputs& packed = {});
   // Losses and accuracies for an output of forward(); computed in fp32 whatever autocast did.
+  // next_sentence_labels: [batch], or [batch, S] for packed rows.
   PreTrainingLoss loss(const PreTrainingOutput& out, const torch::Tensor& masked_lm_ids,
                        const torch::Tensor& next_sentence_labels) const;
   const ModelConfig& config() const { return cfg_; }

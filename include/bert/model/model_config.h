@@ -21,6 +21,10 @@ struct ModelConfig {
   double initializer_range = 0.02;
   double layer_norm_eps = 1e-12;
   int64_t pad_token_id = 0;
+  // How to run the model, not what it is: never written to an HF config.json nor compared
+  // between checkpoints (see is_runtime_model_field).
+  std::string attention_impl = "auto";  // auto | sdpa | explicit (docs/model.md)
+  bool gradient_checkpointing = false;  // recompute each encoder layer in backward
 
   void describe(config::FieldList& f) {
     f.add("vocab_size", vocab_size, "WordPiece vocabulary size").range(1, 10000000);
@@ -38,7 +42,18 @@ struct ModelConfig {
     f.add("initializer_range", initializer_range, "stddev of the normal init").range(0, 10);
     f.add("layer_norm_eps", layer_norm_eps, "LayerNorm epsilon").range(0, 1);
     f.add("pad_token_id", pad_token_id, "id of [PAD]").range(0, 10000000);
+    f.add("attention_impl", attention_impl,
+          "attention kernel: auto (fused scaled_dot_product_attention on LibTorch >= 2.0, else explicit), sdpa, "
+          "explicit (matmul + softmax)")
+        .one_of({"auto", "sdpa", "explicit"});
+    f.add("gradient_checkpointing", gradient_checkpointing,
+          "recompute each encoder layer's forward in backward (less activation memory, about 1/3 more compute)");
   }
 };
+
+// Fields of ModelConfig that choose how the model runs rather than its architecture.
+inline bool is_runtime_model_field(const std::string& key) {
+  return key == "attention_impl" || key == "gradient_checkpointing";
+}
 
 }  // namespace bert

@@ -12,6 +12,7 @@
 
 #include "bert/config/fields.h"
 #include "bert/data/data_config.h"
+#include "bert/model/heads.h"
 #include "bert/model/model_config.h"
 
 namespace bert::train {
@@ -20,13 +21,24 @@ namespace bert::train {
 //   input_ids, token_type_ids, attention_mask   [batch, seq]
 //   masked_lm_positions, masked_lm_ids          [batch, max_pred], zero padded after the last slot
 //   next_sentence_labels                        [batch] (0: B follows A, 1: B is random)
+// Packed batches (docs/packing.md) hold up to S sequences per row and add
+//   position_ids, sequence_index                [batch, seq] (0.. per sequence; 1..k per token, 0 = padding)
+//   cls_positions                               [batch, S] ([CLS] of each sequence, 0 when absent)
+// with next_sentence_labels [batch, S] (-1 where a row holds fewer than S sequences), masked
+// positions relative to the row, and attention_mask still 1 on every real token.
 struct PretrainBatch {
   torch::Tensor input_ids, token_type_ids, attention_mask;
   torch::Tensor masked_lm_positions, masked_lm_ids;
   torch::Tensor next_sentence_labels;
+  torch::Tensor position_ids, sequence_index, cls_positions;  // packed batches only
 
-  int64_t size() const { return input_ids.size(0); }
+  bool packed() const { return sequence_index.defined(); }
+  int64_t size() const { return input_ids.size(0); }  // rows
   int64_t seq_len() const { return input_ids.size(1); }
+  // Real sequences: rows, or for packed rows the sequences they hold (reads the CPU tensor).
+  int64_t sequences() const;
+  model::PackedInputs packed_inputs() const { return {position_ids, sequence_index, cls_positions}; }
+  PretrainBatch narrow(int64_t rows) const;  // the first `rows` rows
   PretrainBatch to(const torch::Device& d) const;
 };
 

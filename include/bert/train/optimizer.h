@@ -1,8 +1,11 @@
 #pragma once
 // Optimizers over a list of named parameters: LAMB (NVIDIA's FusedLAMB semantics) and AdamW
 // (HF/Google semantics). Both run on multi-tensor `_foreach_*` ops; the global gradient norm,
-// the finite check, the clip factor and LAMB's per-tensor trust ratios stay on the device, so a
-// step needs no host synchronisation per parameter.
+// the finite check, the clip factor and LAMB's per-tensor trust ratios (and the mask of tensors
+// that take one, copied to the device once) stay on the device, so step() reads nothing back to
+// the host: the clip coefficient is a 0-dim device tensor; bias corrections and the learning rate
+// are host doubles known in advance. The trainer's one blocking read per step is
+// isfinite(global_grad_norm) (the loss scaler must know whether to skip the step).
 //
 // One step, given gradients g (already summed over micro-batches, still multiplied by the
 // loss scale s when fp16 loss scaling is on):
@@ -67,6 +70,7 @@ class Optimizer {
   NamedTensors params_;
   std::vector<bool> decay_;
   std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
+  torch::Tensor trust_mask_;  // LAMB: [num params] bool on the device, built on the first step
   int64_t step_ = 0;
 };
 
