@@ -2,7 +2,8 @@
 // micro-batch b follow the loss trajectory of one worker with micro-batch W*b on the same
 // samples (2 and 4 workers, `bert-train launch` and `mpirun`), checkpoints move between world
 // sizes exactly (2 -> 1 and 1 -> 2), only rank 0 writes outputs while every rank's warnings
-// still reach the user, and SIGTERM to one rank stops every rank at the same step.
+// still reach the user, SIGTERM to one rank stops every rank at the same step, and a killed
+// rank is named by the survivor.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -259,16 +260,16 @@ TEST(DistTrainer, OnlyRankZeroWritesButEveryRankWarns) {
         << all2;
 }
 
-// SIGTERM to rank 1 only: both ranks stop after the same step, rank 0 saves that step, and both
-// exit 0.
-TEST(DistTrainer, SigtermOnOneRankStopsAllAtTheSameStep) {
-  auto& w = world();
-  TempDir t;
+namespace {
+
+// Two ranks started by fork/exec with torchrun's variables, each logging to <dir>/rank<r>.log,
+// training "forever" into <dir>/run; returns once 3 steps are in the metrics.
+std::vector<pid_t> start_two_ranks(const TempDir& t, const std::string& cfg) {
   int port = dist::free_tcp_port();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < 2; ++rank) {
     pid_t pid = fork();
-    ASSERT_GE(pid, 0);
+    if (pid < 0) break;
     if (pid == 0) {
       std::string log = (t / ("rank" + std::to_string(rank) + ".log")).string();
       int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -283,25 +284,41 @@ TEST(DistTrainer, SigtermOnOneRankStopsAllAtTheSameStep) {
       ::setenv("OMP_NUM_THREADS", "1", 1);
       ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
       std::string out = (t / "run").string();
-      ::execl(BERT_TRAIN_BIN, BERT_TRAIN_BIN, "pretrain", "--config", w.cfg.c_str(), "--set",
+      ::execl(BERT_TRAIN_BIN, BERT_TRAIN_BIN, "pretrain", "--config", cfg.c_str(), "--set",
               "train.micro_batch_size=4", "--set", "optimizer.schedule=constant", "--max-steps", "1000000",
               "--output-dir", out.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     pids.push_back(pid);
   }
-  // wait for a few steps in the metrics, then signal rank 1 alone
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline &&
          (!fs::exists(t / "run" / "metrics.jsonl") || metrics(t / "run" / "metrics.jsonl").size() < 3))
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ::kill(pids[1], SIGTERM);
+  return pids;
+}
+
+std::vector<int> wait_all(const std::vector<pid_t>& pids) {
   std::vector<int> codes;
   for (pid_t p : pids) {
     int status = 0;
     ::waitpid(p, &status, 0);
     codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
+  return codes;
+}
+
+}  // namespace
+
+// SIGTERM to rank 1 only: both ranks stop after the same step, rank 0 saves that step, and both
+// exit 0.
+TEST(DistTrainer, SigtermOnOneRankStopsAllAtTheSameStep) {
+  auto& w = world();
+  TempDir t;
+  auto pids = start_two_ranks(t, w.cfg);
+  ASSERT_EQ(pids.size(), 2u);
+  ::kill(pids[1], SIGTERM);
+  auto codes = wait_all(pids);
   std::string log0 = read_text(t / "rank0.log"), log1 = read_text(t / "rank1.log");
   ASSERT_EQ(codes, (std::vector<int>{0, 0})) << log0 << "\n----\n" << log1;
   EXPECT_NE(log0.find("done: a signal on another rank"), std::string::npos) << log0;
@@ -314,4 +331,18 @@ TEST(DistTrainer, SigtermOnOneRankStopsAllAtTheSameStep) {
   EXPECT_EQ(st["step"].get<int64_t>(), last);
   EXPECT_TRUE(st["final"].get<bool>());
   EXPECT_EQ(st["rank_rng"].size(), 2u);
+}
+
+// SIGKILL of rank 1 mid-training: rank 0 fails (exit 1) with a message naming the lost rank
+// within the collective timeout instead of hanging.
+TEST(DistTrainer, KilledRankIsNamedBySurvivor) {
+  auto& w = world();
+  TempDir t;
+  auto pids = start_two_ranks(t, w.cfg);
+  ASSERT_EQ(pids.size(), 2u);
+  ::kill(pids[1], SIGKILL);
+  auto codes = wait_all(pids);
+  std::string log0 = read_text(t / "rank0.log");
+  EXPECT_EQ(codes, (std::vector<int>{1, 128 + SIGKILL})) << log0;
+  EXPECT_NE(log0.find("lost rank 1"), std::string::npos) << log0;
 }

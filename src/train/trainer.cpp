@@ -128,8 +128,9 @@ json Trainer::gather_rank_rng() {
   auto len = comm_->allreduce(torch::tensor({static_cast<int64_t>(mine.size())}), dist::Reduce::Max);
   const int64_t n = len.item<int64_t>();
   auto all = torch::zeros({world, n}, torch::kInt32);
-  auto row = all[rank];
-  for (size_t i = 0; i < mine.size(); ++i) row[static_cast<int64_t>(i)] = static_cast<int32_t>(mine[i]);
+  std::vector<int32_t> chars(mine.begin(), mine.end());
+  all[rank].narrow(0, 0, static_cast<int64_t>(chars.size()))
+      .copy_(torch::from_blob(chars.data(), {static_cast<int64_t>(chars.size())}, torch::kInt32));
   all = comm_->allreduce(all, dist::Reduce::Sum);
   json out = json::array();
   auto acc = all.accessor<int32_t, 2>();
