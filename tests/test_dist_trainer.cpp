@@ -2,7 +2,7 @@
 // micro-batch b follow the loss trajectory of one worker with micro-batch W*b on the same
 // samples (2 and 4 workers, `bert-train launch` and `mpirun`), checkpoints move between world
 // sizes exactly (2 -> 1 and 1 -> 2), only rank 0 writes outputs while every rank's warnings
-// still reach the user, SIGTERM to one rank stops every rank at the same step, and a killed
+// still reach the user, held-out evaluation is reduced across ranks, SIGTERM to one rank stops every rank at the same step, and a killed
 // rank is named by the survivor.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -33,9 +33,8 @@ constexpr int64_t kL = 16, kP = 3, kVocab = 60, kRows = 100;
 // 100 sequences in two uneven shards; every row has exactly kP masked tokens, so the masked-LM
 // loss of a micro-batch is a plain mean over equally many tokens per sequence and averaging
 // per-rank means equals the mean over the concatenated batch.
-void write_shards(const fs::path& dir) {
-  int64_t id = 0;
-  for (int64_t rows : {61, 39}) {
+void write_shards(const fs::path& dir, std::vector<int64_t> sizes, int64_t id) {
+  for (int64_t rows : sizes) {
     data::PretrainRows r;
     r.resize(rows, kL, kP);
     for (int64_t i = 0; i < rows; ++i, ++id) {
@@ -93,14 +92,15 @@ std::string write_config(const fs::path& dir) {
 
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
-std::vector<json> metrics(const fs::path& file) {
+// The step lines of a metrics file (or, with eval = true, the evaluation lines).
+std::vector<json> metrics(const fs::path& file, bool eval = false) {
   std::vector<json> out;
   std::istringstream in(read_text(file));
   std::string line;
   while (std::getline(in, line))
     if (!line.empty()) {
       auto j = json::parse(line);
-      if (j.contains("loss")) out.push_back(j);  // step lines (not eval lines)
+      if (j.contains(eval ? "eval_mlm_loss" : "loss")) out.push_back(j);
     }
   return out;
 }
@@ -120,10 +120,13 @@ struct World {
   std::string reference_log;
   World() {
     fs::create_directories(dir / "shards");
-    write_shards(dir / "shards");
+    write_shards(dir / "shards", {61, 39}, 0);
+    fs::create_directories(dir / "eval");
+    write_shards(dir / "eval", {32}, 1000);  // held out: a multiple of every batch grouping used
     cfg = write_config(dir.path);
     reference = dir / "one";
-    auto r = run_cli("pretrain --config " + cfg + " --max-steps 20 --output-dir " + q(reference),
+    auto r = run_cli("pretrain --config " + cfg + " --max-steps 20 --eval-dir " + q(dir / "eval") + " --output-dir " +
+                         q(reference),
                      "OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE");
     reference_log = r.out + r.err;
     EXPECT_EQ(r.code, 0) << reference_log;
@@ -153,7 +156,8 @@ void equal_trajectory(int workers) {
   TempDir t;
   int64_t micro = 8 / workers;
   auto r = run_cli(launch(workers) + "pretrain --config " + w.cfg + " --set train.micro_batch_size=" +
-                       std::to_string(micro) + " --max-steps 20 --output-dir " + q(t / "run"),
+                       std::to_string(micro) + " --max-steps 20 --eval-dir " + q(w.dir / "eval") +
+                       " --output-dir " + q(t / "run"),
                    "OMP_WAIT_POLICY=PASSIVE");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   auto got = losses(t / "run");
@@ -168,6 +172,16 @@ void equal_trajectory(int workers) {
   EXPECT_GT(m.back()["comm_share"].get<double>(), 0.0);
   EXPECT_LT(m.back()["comm_share"].get<double>(), 1.0);
   EXPECT_EQ(m.back()["samples"].get<int64_t>(), 160);
+  // the final held-out evaluation: each rank scored its share, the sums were reduced
+  auto ev = metrics(t / "run" / "metrics.jsonl", true), ref = metrics(w.reference / "metrics.jsonl", true);
+  ASSERT_EQ(ev.size(), 1u);
+  ASSERT_EQ(ref.size(), 1u);
+  EXPECT_EQ(ev[0]["eval_sequences"].get<int64_t>(), 32);
+  EXPECT_EQ(ev[0]["eval_masked_tokens"].get<int64_t>(), 32 * kP);
+  EXPECT_NEAR(ev[0]["eval_mlm_accuracy"].get<double>(), ref[0]["eval_mlm_accuracy"].get<double>(), 1e-9);
+  EXPECT_NEAR(ev[0]["eval_nsp_accuracy"].get<double>(), ref[0]["eval_nsp_accuracy"].get<double>(), 1e-9);
+  EXPECT_NEAR(ev[0]["eval_mlm_loss"].get<double>(), ref[0]["eval_mlm_loss"].get<double>(), 1e-5);
+  EXPECT_NEAR(ev[0]["eval_nsp_loss"].get<double>(), ref[0]["eval_nsp_loss"].get<double>(), 1e-5);
 }
 
 }  // namespace
