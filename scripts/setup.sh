@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libdnnl-dev libhdf5-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
   libutf8proc-dev libgtest-dev libopenblas0-openmp libgloo-dev
+  openmpi-bin  # mpirun for the multi-node recipe and its tests (skipped when absent)
 )
 
 missing=()

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "bert/tasks/finetune.h"
+#include "bert/tasks/finetune_independent.h"
 #include "command.h"
 
 namespace bert::cli {
@@ -47,7 +48,7 @@ static Action setup_finetune(CLI::App& app, GlobalOptions& global) {
       std::cout << cfg.to_json().dump(2) << "\n";
       return 0;
     }
-    tasks::run_finetune(std::move(cfg));
+    tasks::run_finetune_workers(std::move(cfg));  // one process, or independent workers under a launcher
     return 0;
   };
 }

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "bert/common/error.h"
+#include "bert/dist/launch_env.h"
 #include "bert/train/data_sources.h"
 #include "bert/train/trainer.h"
 #include "command.h"
@@ -41,13 +42,17 @@ static Action setup_pretrain(CLI::App& app, GlobalOptions& global) {
       std::cout << cfg.to_json().dump(2) << "\n";
       return 0;
     }
-    auto source = train::make_training_source(cfg);
+    // Under a launcher (torchrun variables, mpirun, srun) each rank reads its slice of the data;
+    // the trainer joins the process group.
+    const auto env = dist::detect_launch_env();
+    auto source = train::make_training_source(cfg, env.rank, env.world_size);
     std::unique_ptr<train::BatchSource> eval_source;
-    if (!cfg.data.eval_dir.empty()) eval_source = train::make_eval_source(cfg, cfg.data.eval_dir);
+    if (!cfg.data.eval_dir.empty())
+      eval_source = train::make_eval_source(cfg, cfg.data.eval_dir, env.rank, env.world_size);
     train::Trainer trainer(cfg, std::move(source));
     if (eval_source) trainer.set_eval_source(std::move(eval_source));
     auto summary = trainer.run();
-    if (summary.evaluated) std::cout << "final " << summary.eval.summary() << std::endl;
+    if (summary.evaluated && env.rank == 0) std::cout << "final " << summary.eval.summary() << std::endl;
     return 0;
   };
 }

@@ -13,7 +13,7 @@ namespace bert {
 using config::json;
 
 std::vector<std::pair<std::string, config::FieldList>> RunConfig::sections() {
-  std::vector<std::pair<std::string, config::FieldList>> out(8);
+  std::vector<std::pair<std::string, config::FieldList>> out(9);
   out[0].first = "model";
   model.describe(out[0].second);
   out[1].first = "train";
@@ -30,6 +30,8 @@ std::vector<std::pair<std::string, config::FieldList>> RunConfig::sections() {
   finetune.describe(out[6].second);
   out[7].first = "eval";
   eval.describe(out[7].second);
+  out[8].first = "dist";
+  dist.describe(out[8].second);
   return out;
 }
 

@@ -40,7 +40,7 @@ data::LoaderOptions loader_options(const RunConfig& cfg, const std::string& dir)
 }  // namespace
 
 std::unique_ptr<BatchSource> make_training_source(const RunConfig& cfg, int64_t rank, int64_t world, bool pin_memory) {
-  if (cfg.data.synthetic) return make_synthetic_source(cfg.data, cfg.model, cfg.train.seed);
+  if (cfg.data.synthetic) return make_synthetic_source(cfg.data, cfg.model, cfg.train.seed + rank);
   if (cfg.data.data_dir.empty())
     throw UserError("no training data: pass --data-dir DIR (HDF5 shards from `bert-train prepare`) or --synthetic-data");
   data::LoaderOptions o = loader_options(cfg, cfg.data.data_dir);
@@ -52,11 +52,14 @@ std::unique_ptr<BatchSource> make_training_source(const RunConfig& cfg, int64_t 
   return data::make_hdf5_source(o);
 }
 
-std::unique_ptr<BatchSource> make_eval_source(const RunConfig& cfg, const std::string& dir) {
+std::unique_ptr<BatchSource> make_eval_source(const RunConfig& cfg, const std::string& dir, int64_t rank,
+                                              int64_t world) {
   data::LoaderOptions o = loader_options(cfg, dir);
   int64_t b = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : cfg.train.micro_batch_size;
   o.micro_batch = b;
-  o.global_batch = b;
+  o.global_batch = b * world;
+  o.rank = rank;
+  o.world = world;
   o.epochs = 1;
   o.num_workers = std::min<int64_t>(o.num_workers, 1);
   return data::make_hdf5_source(o);

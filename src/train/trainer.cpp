@@ -1,5 +1,5 @@
 // The pretraining loop: setup (device, model, optimizer, resume/init), the step, logs, limits,
-// checkpoints and signal handling.
+// checkpoints, signal handling, and data parallelism across ranks (see trainer.h).
 #include "bert/train/trainer.h"
 
 #include "bert/io/convert.h"
@@ -14,6 +14,8 @@
 #include "bert/common/fs.h"
 #include "bert/common/logging.h"
 #include "bert/common/strings.h"
+#include "bert/dist/launch_env.h"
+#include "bert/dist/rank_logging.h"
 #include "bert/io/weights.h"
 
 namespace bert::train {
@@ -55,16 +57,31 @@ Trainer::Trainer(RunConfig cfg, std::unique_ptr<BatchSource> source, TrainerOpti
   const auto& t = cfg_.train;
   configure_threads(t.threads);
   device_ = select_device(t.device, t.precision);
-  accum_ = t.global_batch_size / t.micro_batch_size;
-  if (opts_.write_outputs) setup_outputs();
+  // Data parallel: join the process group (a no-op for a single process).
+  const dist::LaunchEnv env = dist::detect_launch_env();
+  dist::configure_rank_logging(env.rank, env.world_size);
+  comm_ = dist::Communicator::create(env, cfg_.dist, device_->collective_backend());
+  const int64_t world = comm_->world_size();
+  if (t.global_batch_size % (t.micro_batch_size * world) != 0)
+    throw UserError("train.global_batch_size " + std::to_string(t.global_batch_size) +
+                    " is not a multiple of train.micro_batch_size " + std::to_string(t.micro_batch_size) + " x " +
+                    std::to_string(world) + " worker(s) = " + std::to_string(t.micro_batch_size * world) +
+                    "; change one of them");
+  accum_ = t.global_batch_size / (t.micro_batch_size * world);
+  if (opts_.write_outputs && comm_->is_main()) setup_outputs();
 
   torch::manual_seed(static_cast<uint64_t>(t.seed));
   model_ = model::BertForPreTraining(cfg_.model);
   model_->to(device_->torch_device());
   model_->train();
   NamedTensors params;
+  std::vector<torch::Tensor> trainable;
   for (auto& p : model_->named_parameters(/*recurse=*/true))
-    if (p.value().requires_grad()) params.emplace_back(p.key(), p.value());
+    if (p.value().requires_grad()) {
+      params.emplace_back(p.key(), p.value());
+      trainable.push_back(p.value());
+    }
+  reducer_ = std::make_unique<dist::GradientReducer>(*comm_, trainable);
   opt_ = std::make_unique<Optimizer>(params, cfg_.optimizer);
   schedule_ = std::make_unique<LrSchedule>(cfg_.optimizer, t.max_steps);
   scaler_ = std::make_unique<LossScaler>(t.precision == "fp16", t.loss_scale, t.loss_scale_window,
@@ -76,18 +93,67 @@ Trainer::Trainer(RunConfig cfg, std::unique_ptr<BatchSource> source, TrainerOpti
                     "optimizer, schedule, data position); init-checkpoint loads weights only");
   if (!cfg_.checkpoint.resume.empty()) resume_from(cfg_.checkpoint.resume);
   if (!cfg_.checkpoint.init_checkpoint.empty()) init_from(cfg_.checkpoint.init_checkpoint);
+  broadcast_model();  // rank 0's weights everywhere, after any load
+  if (world > 1 && cfg_.checkpoint.resume.empty()) seed_rank_rng(json::object());
+  t_start_ = window_start_ = Clock::now();
 
+  if (world > 1) spdlog::info("data parallel: {}, backend {}", env.describe(), comm_->backend());
   spdlog::info("device {} ({}), precision {}", device_->name(), device_->description(), t.precision);
   spdlog::info("model: {} layers, hidden {}, {} parameters ({} without embeddings)", cfg_.model.num_hidden_layers,
                cfg_.model.hidden_size, human_count(static_cast<double>(parameter_count(true))),
                human_count(static_cast<double>(parameter_count(false))));
-  spdlog::info("batch: global {} = micro {} x {} accumulation steps (1 worker)", t.global_batch_size,
-               t.micro_batch_size, accum_);
+  spdlog::info("batch: global {} = micro {} x {} accumulation steps x {} worker(s)", t.global_batch_size,
+               t.micro_batch_size, accum_, world);
   spdlog::info("optimizer {}; {}", cfg_.optimizer.name, schedule_->describe());
   spdlog::info("{}", source_->describe());
 }
 
 Trainer::~Trainer() = default;
+
+// ---- data parallel helpers ----
+
+void Trainer::broadcast_model() {
+  if (comm_->world_size() <= 1) return;
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> ts;
+  for (auto& p : model_->parameters(true)) ts.push_back(p);
+  for (auto& b : model_->buffers(true)) ts.push_back(b);
+  comm_->broadcast_(ts, 0);
+}
+
+// Every rank's CPU RNG state, as hex strings indexed by rank (collective; world > 1 only).
+json Trainer::gather_rank_rng() {
+  const int64_t world = comm_->world_size(), rank = comm_->rank();
+  std::string mine = capture_rng_state()["torch_cpu"].get<std::string>();
+  auto len = comm_->allreduce(torch::tensor({static_cast<int64_t>(mine.size())}), dist::Reduce::Max);
+  const int64_t n = len.item<int64_t>();
+  auto all = torch::zeros({world, n}, torch::kInt32);
+  std::vector<int32_t> chars(mine.begin(), mine.end());
+  all[rank].narrow(0, 0, static_cast<int64_t>(chars.size()))
+      .copy_(torch::from_blob(chars.data(), {static_cast<int64_t>(chars.size())}, torch::kInt32));
+  all = comm_->allreduce(all, dist::Reduce::Sum);
+  json out = json::array();
+  auto acc = all.accessor<int32_t, 2>();
+  for (int64_t r = 0; r < world; ++r) {
+    std::string h;
+    for (int64_t i = 0; i < n && acc[r][i] != 0; ++i) h.push_back(static_cast<char>(acc[r][i]));
+    out.push_back(h);
+  }
+  return out;
+}
+
+// Rank r > 0 gets its own dropout stream: the state it saved in the checkpoint when the world
+// size is unchanged, otherwise a fresh one seeded with train.seed + r (+ world x step after a resume).
+void Trainer::seed_rank_rng(const json& st) {
+  const int rank = comm_->rank(), world = comm_->world_size();
+  if (rank == 0) return;  // rank 0 continues the single-process stream (or the restored one)
+  if (st.value("world_size", int64_t{1}) == world && st.contains("rank_rng") &&
+      static_cast<int>(st["rank_rng"].size()) == world) {
+    restore_rng_state(json{{"torch_cpu", st["rank_rng"][static_cast<size_t>(rank)]}}, "checkpoint rank RNG");
+    return;
+  }
+  torch::manual_seed(static_cast<uint64_t>(cfg_.train.seed + rank + static_cast<int64_t>(world) * step_));
+}
 
 void Trainer::setup_outputs() {
   out_dir_ = cfg_.train.output_dir;
@@ -138,6 +204,7 @@ void Trainer::resume_from(const std::string& spec) {
   if (st.contains("loss_scaler")) scaler_->load_state(st["loss_scaler"]);
   if (st.contains("data_cursor")) source_->restore(st["data_cursor"]);
   restore_rng_state(st.value("rng", json::object()), dir.string());
+  if (comm_->world_size() > 1) seed_rank_rng(st);
   spdlog::info("resumed from {}: step {}, {} samples", dir.string(), step_, samples_);
 }
 
@@ -167,17 +234,27 @@ json Trainer::trainer_state() const {
   j["rng"] = capture_rng_state();
   j["data_cursor"] = source_->cursor();
   j["elapsed_s"] = elapsed_before_ + seconds_since(t_start_);
+  j["world_size"] = comm_->world_size();
   return j;
 }
 
+// Collective when world > 1: every rank's RNG state is gathered, rank 0 writes, and nobody
+// continues before the checkpoint is complete.
 void Trainer::save_checkpoint(bool final) {
   if (!ckpt_) return;
-  last_checkpoint_ = ckpt_->save(step_, *model_, cfg_.model, *opt_, trainer_state(), cfg_.to_json(), final);
+  json rank_rng = comm_->world_size() > 1 ? gather_rank_rng() : json();
+  if (comm_->is_main()) {
+    json st = trainer_state();
+    if (!rank_rng.is_null()) st["rank_rng"] = rank_rng;
+    last_checkpoint_ = ckpt_->save(step_, *model_, cfg_.model, *opt_, st, cfg_.to_json(), final);
+  }
+  comm_->barrier();
 }
 
 StepStats Trainer::train_step() {
   StepStats s;
   auto t0 = Clock::now();
+  comm_->take_stats();  // count this step's communication only
   const auto dev = device_->torch_device();
   const double scale = scaler_->scale();
   const std::string& precision = cfg_.train.precision;
@@ -211,6 +288,7 @@ StepStats Trainer::train_step() {
     add(nsp_ok, l.nsp_correct);
     add(nsp_n, l.nsp_count);
   }
+  reducer_->reduce();  // average across ranks once, before the global norm: identical updates everywhere
   auto norm = opt_->global_grad_norm(scale);
   // The one host synchronisation of the step: was every gradient finite?
   bool finite = torch::isfinite(norm).item<bool>();
@@ -219,22 +297,35 @@ StepStats Trainer::train_step() {
   if (s.applied) opt_->step(s.lr, norm, scale);
   opt_->zero_grad();
   ++step_;
-  samples_ += s.sequences;
   s.ok = true;
   s.loss_scale = scale;
   // Read back the step's numbers (already computed; this does not wait on anything new).
+  // With several ranks one small all-reduce sums them, plus the stop votes.
+  const int local_signal = g_signal.load();
+  const bool local_time_up = cfg_.train.max_time > 0 && seconds_since(t_start_) >= cfg_.train.max_time;
   auto vals = torch::stack({loss_sum.to(torch::kDouble) / accum_, mlm_sum.to(torch::kDouble) / accum_,
                             nsp_sum.to(torch::kDouble) / accum_, mlm_ok.to(torch::kDouble),
                             mlm_n.to(torch::kDouble), nsp_ok.to(torch::kDouble), nsp_n.to(torch::kDouble),
                             norm.to(torch::kDouble)})
                   .to(torch::kCPU);
+  s.grad_norm = vals[7].item<double>();  // identical on every rank: taken after the reduction
+  vals = torch::cat({vals.narrow(0, 0, 7), torch::tensor({static_cast<double>(s.sequences), static_cast<double>(s.tokens),
+                                          local_signal ? 1.0 : 0.0, local_time_up ? 1.0 : 0.0},
+                                         torch::kDouble)});
+  if (comm_->world_size() > 1) vals = comm_->allreduce(vals, dist::Reduce::Sum);
+  const double world = static_cast<double>(comm_->world_size());
   auto* v = vals.data_ptr<double>();
-  s.loss = v[0];
-  s.mlm_loss = v[1];
-  s.nsp_loss = v[2];
-  s.mlm_acc = v[4] > 0 ? v[3] / v[4] : 0;
+  s.loss = v[0] / world;
+  s.mlm_loss = v[1] / world;
+  s.nsp_loss = v[2] / world;
+  s.mlm_acc = v[4] > 0 ? v[3] / v[4] : 0;  // token-weighted over all ranks
   s.nsp_acc = v[6] > 0 ? v[5] / v[6] : 0;
-  s.grad_norm = v[7];
+  s.sequences = static_cast<int64_t>(v[7]);  // all ranks
+  s.tokens = static_cast<int64_t>(v[8]);
+  if (v[9] > 0) s.stop_signal = local_signal ? local_signal : -1;
+  s.time_up = v[10] > 0;
+  samples_ += s.sequences;
+  s.comm_seconds = comm_->take_stats().seconds;
   s.step_seconds = seconds_since(t0);
   return s;
 }
@@ -245,6 +336,16 @@ void Trainer::log_step(const StepStats& s) {
   double tok_s = win > 0 ? static_cast<double>(window_tokens_) / win : 0;
   double step_ms = window_steps_ > 0 ? 1000.0 * win / static_cast<double>(window_steps_) : 0;
   double wait_ms = window_steps_ > 0 ? 1000.0 * window_wait_ / static_cast<double>(window_steps_) : 0;
+  double comm_ms = window_steps_ > 0 ? 1000.0 * window_comm_ / static_cast<double>(window_steps_) : 0;
+  double comm_share = step_ms > 0 ? comm_ms / step_ms : 0;
+  auto reset_window = [&] {
+    window_start_ = Clock::now();
+    window_steps_ = window_seqs_ = window_tokens_ = 0;
+    window_wait_ = window_comm_ = 0;
+  };
+  if (!comm_->is_main()) return reset_window();  // rank 0 alone prints and writes metrics
+  std::string comm_part;
+  if (comm_->world_size() > 1) comm_part = fmt::format(", comm {:.1f} ms = {:.0f}%", comm_ms, 100.0 * comm_share);
   std::string eta;
   int64_t max_steps = cfg_.train.max_steps;
   if (max_steps > 0 && step_ < max_steps && step_ms > 0)
@@ -252,9 +353,9 @@ void Trainer::log_step(const StepStats& s) {
   std::string of = max_steps > 0 ? "/" + std::to_string(max_steps) : "";
   spdlog::info(
       "phase {} step {}{} | samples {} | loss {:.4f} (mlm {:.4f}, nsp {:.4f}) | mlm acc {:.3f} nsp acc {:.3f} | lr {:.3e} | "
-      "grad norm {:.3f} | scale {:g} | {:.1f} seq/s {:.0f} tok/s | {:.0f} ms/step (data {:.1f} ms){}{}",
+      "grad norm {:.3f} | scale {:g} | {:.1f} seq/s {:.0f} tok/s | {:.0f} ms/step (data {:.1f} ms{}){}{}",
       cfg_.train.phase, step_, of, samples_, s.loss, s.mlm_loss, s.nsp_loss, s.mlm_acc, s.nsp_acc, s.lr, s.grad_norm, s.loss_scale,
-      seq_s, tok_s, step_ms, wait_ms, s.applied ? "" : " | SKIPPED (non-finite gradients)", eta);
+      seq_s, tok_s, step_ms, wait_ms, comm_part, s.applied ? "" : " | SKIPPED (non-finite gradients)", eta);
   if (metrics_.is_open()) {
     json j = json::object();
     j["step"] = step_;
@@ -274,13 +375,14 @@ void Trainer::log_step(const StepStats& s) {
     j["tokens_per_s"] = tok_s;
     j["step_time_ms"] = step_ms;
     j["data_wait_ms"] = wait_ms;
+    j["comm_s"] = comm_ms / 1000.0;
+    j["comm_share"] = comm_share;
+    j["world_size"] = comm_->world_size();
     j["elapsed_s"] = elapsed_before_ + seconds_since(t_start_);
     metrics_ << j.dump() << "\n";
     metrics_.flush();
   }
-  window_start_ = Clock::now();
-  window_steps_ = window_seqs_ = window_tokens_ = 0;
-  window_wait_ = 0;
+  reset_window();
 }
 
 void Trainer::set_eval_source(std::unique_ptr<BatchSource> source) {
@@ -293,8 +395,30 @@ PretrainEvalResult Trainer::evaluate() {
   if (!eval_source_) throw RuntimeError("no eval data set (data.eval_dir)");
   eval_source_->restore(eval_start_);
   int64_t batch = cfg_.eval.batch_size > 0 ? cfg_.eval.batch_size : cfg_.train.micro_batch_size;
-  PretrainEvalResult r = evaluate_pretraining(model_, *eval_source_, batch, cfg_.eval.num_examples, *device_,
-                                              cfg_.train.precision);
+  // Each rank evaluates its share of the held-out data (the eval source is split by rank);
+  // the sums are reduced so that accuracy is token-weighted over all ranks.
+  const int64_t world = comm_->world_size(), rank = comm_->rank();
+  int64_t limit = cfg_.eval.num_examples;
+  if (limit > 0 && world > 1) limit = limit / world + (rank < limit % world ? 1 : 0);
+  PretrainEvalResult r;
+  if (!(cfg_.eval.num_examples > 0 && limit == 0))  // 0 would mean "everything"
+    r = evaluate_pretraining(model_, *eval_source_, batch, limit, *device_, cfg_.train.precision);
+  if (world > 1) {
+    const double masked = static_cast<double>(r.masked_tokens), seqs = static_cast<double>(r.sequences);
+    auto sums = comm_->allreduce(torch::tensor({seqs, masked, r.mlm_accuracy * masked, r.nsp_accuracy * seqs,
+                                                r.mlm_loss * masked, r.nsp_loss * seqs},
+                                               torch::kDouble),
+                                 dist::Reduce::Sum);
+    auto secs = comm_->allreduce(torch::tensor({r.seconds}, torch::kDouble), dist::Reduce::Max);
+    auto h = sums.accessor<double, 1>();
+    r.sequences = static_cast<int64_t>(std::llround(h[0]));
+    r.masked_tokens = static_cast<int64_t>(std::llround(h[1]));
+    r.mlm_accuracy = h[1] > 0 ? std::round(h[2]) / h[1] : 0;
+    r.nsp_accuracy = h[0] > 0 ? std::round(h[3]) / h[0] : 0;
+    r.mlm_loss = h[1] > 0 ? h[4] / h[1] : 0;
+    r.nsp_loss = h[0] > 0 ? h[5] / h[0] : 0;
+    r.seconds = secs.item<double>();
+  }
   last_eval_samples_ = samples_;
   spdlog::info("phase {} step {} | {}", cfg_.train.phase, step_, r.summary());
   if (metrics_.is_open()) {
@@ -315,12 +439,14 @@ TrainSummary Trainer::run() {
   sum.start_step = step_;
   const int64_t start_samples = samples_;
   t_start_ = window_start_ = Clock::now();
+  const bool multi = comm_->world_size() > 1;
   if (t.max_steps == 0 && t.max_samples == 0 && t.max_time == 0 && t.epochs == 0)
     spdlog::warn("no limit set (--max-steps, --max-samples, --max-time, --epochs): training until interrupted");
+  bool time_up = false;  // with several ranks: the step's reduced vote, so all stop together
   auto limit_reached = [&]() -> std::string {
     if (t.max_steps > 0 && step_ >= t.max_steps) return "reached max_steps " + std::to_string(t.max_steps);
     if (t.max_samples > 0 && samples_ >= t.max_samples) return "reached max_samples " + std::to_string(t.max_samples);
-    if (t.max_time > 0 && seconds_since(t_start_) >= t.max_time) return "reached max_time " + human_duration(t.max_time);
+    if (t.max_time > 0 && (multi ? time_up : seconds_since(t_start_) >= t.max_time)) return "reached max_time " + human_duration(t.max_time);
     if (t.epochs > 0 && source_->epoch() >= t.epochs) return "completed " + std::to_string(t.epochs) + " epochs";
     return "";
   };
@@ -330,8 +456,12 @@ TrainSummary Trainer::run() {
     sum.evaluated = true;
   }
   StepStats last;
+  auto signal_reason = [](int sig) {
+    return sig < 0 ? std::string("a signal on another rank")
+                   : std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM");
+  };
   while (reason.empty()) {
-    if (int sig = g_signal.load()) {
+    if (int sig = multi ? 0 : g_signal.load()) {  // several ranks: decided by the step's vote
       reason = std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM");
       sum.interrupted = true;
       break;
@@ -343,14 +473,17 @@ TrainSummary Trainer::run() {
       break;
     }
     last = s;
+    time_up = s.time_up;
+    window_comm_ += s.comm_seconds;
     ++window_steps_;
     window_seqs_ += s.sequences;
     window_tokens_ += s.tokens;
     window_wait_ += s.data_wait_seconds;
     if (step_ % cfg_.logging.log_every == 0) log_step(s);
     reason = limit_reached();
-    if (g_signal.load() && reason.empty()) {
-      reason = std::string("received ") + (g_signal.load() == SIGINT ? "SIGINT" : "SIGTERM");
+    int sig = multi ? s.stop_signal : g_signal.load();
+    if (sig && reason.empty()) {
+      reason = signal_reason(sig);
       sum.interrupted = true;
     }
     if (reason.empty() && ckpt_ && ckpt_->due(step_, prev_samples, samples_)) save_checkpoint(false);

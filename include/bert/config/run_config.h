@@ -9,6 +9,7 @@
 #include "bert/common/logging.h"
 #include "bert/config/fields.h"
 #include "bert/data/data_config.h"
+#include "bert/dist/dist_config.h"
 #include "bert/model/model_config.h"
 #include "bert/tasks/finetune_config.h"
 #include "bert/train/eval_config.h"
@@ -25,6 +26,7 @@ struct RunConfig {
   LoggingConfig logging;
   FinetuneConfig finetune;
   EvalConfig eval;
+  DistConfig dist;
 
   // (section name, its fields), in print order.
   std::vector<std::pair<std::string, config::FieldList>> sections();

@@ -16,6 +16,7 @@ struct DistConfig {
   double timeout_s = 600;               // a collective that takes longer fails (names the lost rank)
   double rendezvous_timeout_s = 300;    // wait this long for every rank to join
   double heartbeat_s = 1.0;             // liveness beacon period, used to name a lost rank
+  bool independent_workers = false;     // finetune: every rank trains its own replica (no gradient sync)
 
   void describe(config::FieldList& f) {
     f.add("backend", backend, "collective backend (auto: gloo on CPU, nccl on CUDA)")
@@ -25,6 +26,8 @@ struct DistConfig {
     f.add("timeout_s", timeout_s, "seconds before a collective fails (a rank died or hangs)").range(1, 1e7);
     f.add("rendezvous_timeout_s", rendezvous_timeout_s, "seconds to wait for every rank to join").range(1, 1e7);
     f.add("heartbeat_s", heartbeat_s, "liveness beacon period in seconds").range(0.05, 3600);
+    f.add("independent_workers", independent_workers,
+          "finetune: each rank trains its own replica (seed + rank), the best is reported");
   }
 };
 

@@ -8,6 +8,18 @@
 // backward with the loss divided by the accumulation count (and multiplied by the fp16 loss
 // scale); then the global gradient norm and its finite check on the device, one host read of
 // that flag, the loss scaler's decision, and the optimizer update with lr = schedule(step).
+//
+// Data parallel (a launcher's environment with world size > 1, see bert/dist/launch_env.h):
+// the trainer joins the process group (Gloo on CPU), broadcasts rank 0's parameters and
+// buffers at start and after --resume/--init-checkpoint, and averages the gradients across
+// ranks once per optimizer step after the last micro-batch and before the global gradient
+// norm, so every rank applies the identical update. train.global_batch_size counts sequences
+// of all ranks: accumulation = global / (micro x world). One small all-reduce per step carries
+// the step's metrics (averaged over ranks) and the stop votes (a signal on any rank, the time
+// limit), so every rank stops at the same step. Rank 0 alone prints the step log and writes
+// config.json, metrics and checkpoints; the others wait at a barrier while a checkpoint is
+// saved. Dropout RNG: rank r > 0 is seeded with train.seed + r (masking is keyed by sample, not
+// rank). With world size 1 every collective is a no-op.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -18,6 +30,8 @@
 
 #include "bert/config/run_config.h"
 #include "bert/device/device.h"
+#include "bert/dist/communicator.h"
+#include "bert/dist/grad_reducer.h"
 #include "bert/model/heads.h"
 #include "bert/train/batch_source.h"
 #include "bert/train/checkpoint.h"
@@ -42,6 +56,9 @@ struct StepStats {
   double lr = 0, grad_norm = 0, loss_scale = 1;
   int64_t sequences = 0, tokens = 0;
   double step_seconds = 0, data_wait_seconds = 0;
+  double comm_seconds = 0;   // inside collectives (gradient all-reduce, metrics)
+  int stop_signal = 0;       // a signal arrived on some rank during the step (its number, or -1 if on another rank)
+  bool time_up = false;      // train.max_time reached (on any rank)
 };
 
 struct TrainSummary {
@@ -71,6 +88,8 @@ class Trainer {
   int64_t step() const { return step_; }
   int64_t samples() const { return samples_; }
   int64_t accumulation_steps() const { return accum_; }
+  int rank() const { return comm_->rank(); }
+  int world_size() const { return comm_->world_size(); }
   const Device& device() const { return *device_; }
   model::BertForPreTraining& model() { return model_; }
   const RunConfig& config() const { return cfg_; }
@@ -86,11 +105,17 @@ class Trainer {
   config::json trainer_state() const;
   void save_checkpoint(bool final);
   void log_step(const StepStats& s);
+  // data parallel
+  void broadcast_model();
+  config::json gather_rank_rng();
+  void seed_rank_rng(const config::json& trainer_state);
 
   RunConfig cfg_;
   std::unique_ptr<BatchSource> source_;
   TrainerOptions opts_;
   std::unique_ptr<Device> device_;
+  std::unique_ptr<dist::Communicator> comm_;
+  std::unique_ptr<dist::GradientReducer> reducer_;
   model::BertForPreTraining model_{nullptr};
   std::unique_ptr<Optimizer> opt_;
   std::unique_ptr<LrSchedule> schedule_;
@@ -104,7 +129,7 @@ class Trainer {
   // window of the step log
   std::chrono::steady_clock::time_point window_start_;
   int64_t window_steps_ = 0, window_seqs_ = 0, window_tokens_ = 0;
-  double window_wait_ = 0;
+  double window_wait_ = 0, window_comm_ = 0;
   std::filesystem::path last_checkpoint_;
   std::unique_ptr<BatchSource> eval_source_;
   config::json eval_start_;
