@@ -14,6 +14,14 @@ namespace bert::test {
 
 namespace fs = std::filesystem;
 
+// Paths fixed at configure time, compiled into test_util.cpp only (keeps the other test files'
+// compile commands free of checkout paths, so ccache hits across clones).
+const char* bert_train_bin();   // the bert-train binary under test
+const char* source_dir_path();  // the repository root
+const char* shared_data_path(); // ../shared/data next to the repository
+#define BERT_TRAIN_BIN (::bert::test::bert_train_bin())
+#define BERT_SHARED_DATA_DIR (::bert::test::shared_data_path())
+
 // A fresh directory under the system temp dir, removed when the object dies.
 struct TempDir {
   fs::path path;
@@ -72,7 +80,7 @@ inline std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-inline fs::path source_dir() { return BERT_SOURCE_DIR; }
+inline fs::path source_dir() { return source_dir_path(); }
 
 // ../shared/data, or skip the test when it is absent.
 #define BERT_REQUIRE_SHARED_DATA(var)                                                   \
