@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -44,9 +45,10 @@ struct Tiny {
                                  .dump());
   }
   // Common finetune flags: random init from the model config unless `init` is given.
-  std::string args(const fs::path& out, const std::string& init = "") const {
-    return "finetune --vocab " + q(vocab) + (init.empty() ? " --model-config " + q(model_config) : " --init-checkpoint " + init) +
-           " --output-dir " + q(out) + " --threads 1 --max-seq-length 32 --set train.global_batch_size=8" +
+  std::string args(const fs::path& out, const std::string& init = "", int seq = 32) const {
+    return "finetune --vocab " + q(vocab) +
+           (init.empty() ? " --model-config " + q(model_config) : " --init-checkpoint " + init) + " --output-dir " +
+           q(out) + " --threads 1 --max-seq-length " + std::to_string(seq) + " --set train.global_batch_size=8" +
            " --set train.micro_batch_size=4 --set logging.log_every=5";
   }
 };
@@ -220,7 +222,7 @@ TEST(FinetuneE2E, StsbRegressionReportsPearsonAndSpearman) {
              "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\n"
              "0\tmain-captions\tMSRvid\t2012test\t0\tnone\tnone\tthe cat sat\ta dog ran\n");
   fs::path out = t.dir / "out";
-  auto r = run_cli(t.args(out) + " --task stsb --data-dir " + q(t.dir) + " --epochs 2" +
+  auto r = run_cli(t.args(out) + " --task stsb --data-dir " + q(t.dir.path) + " --epochs 2" +
                    " --set optimizer.learning_rate=1e-3 --set finetune.test_file=" + q(t.dir / "STS-B/test.tsv"));
   ASSERT_EQ(r.code, 0) << r.err;
   json sum = summary_of(out);
@@ -250,7 +252,7 @@ TEST(FinetuneE2E, SequencesShorterThanThePretrainingMaskCount) {
   write_text(t.dir / "glue/train.tsv", sst_tsv(16, 1));
   write_text(t.dir / "glue/dev.tsv", sst_tsv(8, 2));
   fs::path out = t.dir / "out";
-  auto r = run_cli(t.args(out) + " --task sst2 --data-dir " + q(t.dir / "glue") + " --max-seq-length 16 --epochs 1");
+  auto r = run_cli(t.args(out, "", 16) + " --task sst2 --data-dir " + q(t.dir / "glue") + " --epochs 1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(read_text(out / "config.json"))["data"]["max_seq_length"], 16);
   EXPECT_EQ(summary_of(out)["steps"], 2);
@@ -288,7 +290,7 @@ TEST(FinetuneE2E, FromOurPretrainingRunLoadsEncoderAndReportsHeads) {
   write_text(t.dir / "MRPC/dev.tsv", mrpc_tsv(16, 2));
   fs::path out = t.dir / "out";
   // The run directory itself: its checkpoints/latest and that checkpoint's model config are used.
-  auto r = run_cli(t.args(out, q(run)) + " --task mrpc --data-dir " + q(t.dir) +
+  auto r = run_cli(t.args(out, q(run)) + " --task mrpc --data-dir " + q(t.dir.path) +
                    " --epochs 1 --set optimizer.weight_decay=0 --set optimizer.learning_rate=1e-3");
   ASSERT_EQ(r.code, 0) << r.err;
   json sum = summary_of(out);
@@ -297,14 +299,16 @@ TEST(FinetuneE2E, FromOurPretrainingRunLoadsEncoderAndReportsHeads) {
   EXPECT_TRUE(contains(init["initialised"], "classifier.weight")) << init.dump();
   EXPECT_TRUE(contains(init["initialised"], "classifier.bias")) << init.dump();
   bool cls_unexpected = false;
-  for (const auto& u : init["unexpected"]) cls_unexpected = cls_unexpected || u.get<std::string>().rfind("cls.", 0) == 0;
+  for (const auto& u : init["unexpected"])
+    cls_unexpected = cls_unexpected || u.get<std::string>().rfind("cls.", 0) == 0;
   EXPECT_TRUE(cls_unexpected) << init.dump();
   EXPECT_NE(r.err.find("classifier.weight"), std::string::npos) << r.err;  // reported in the log
   EXPECT_EQ(sum["steps"], 4);
   // Position rows beyond --max-seq-length 32 get no gradient and (weight decay 0) keep the
   // pretrained values exactly; the rows in use were trained.
-  auto pre = tensor_named(run / "checkpoints" / "step_3" / "model.safetensors", "embeddings.position_embeddings.weight");
-  auto ft = tensor_named(out / "best" / "model.safetensors", "embeddings.position_embeddings.weight");
+  const std::string pos = "embeddings.position_embeddings.weight";
+  auto pre = tensor_named(run / "checkpoints" / "step_3" / "model.safetensors", pos);
+  auto ft = tensor_named(out / "best" / "model.safetensors", pos);
   ASSERT_TRUE(pre.defined() && ft.defined());
   EXPECT_TRUE(torch::equal(pre.slice(0, 32), ft.slice(0, 32)));
   EXPECT_FALSE(torch::equal(pre.slice(0, 0, 32), ft.slice(0, 0, 32)));
@@ -331,8 +335,9 @@ TEST(FinetuneE2E, FromAnHfDirectoryWrittenByConvert) {
   EXPECT_GT(init["loaded"].get<int64_t>(), 10) << init.dump();
   EXPECT_TRUE(contains(init["initialised"], "qa_outputs.weight")) << init.dump();
   EXPECT_TRUE(contains(init["initialised"], "qa_outputs.bias")) << init.dump();
-  auto pre = tensor_named(run / "checkpoints" / "step_3" / "model.safetensors", "embeddings.position_embeddings.weight");
-  auto ft = tensor_named(out / "best" / "model.safetensors", "embeddings.position_embeddings.weight");
+  const std::string pos = "embeddings.position_embeddings.weight";
+  auto pre = tensor_named(run / "checkpoints" / "step_3" / "model.safetensors", pos);
+  auto ft = tensor_named(out / "best" / "model.safetensors", pos);
   ASSERT_TRUE(pre.defined() && ft.defined());
   EXPECT_TRUE(torch::equal(pre.slice(0, 32), ft.slice(0, 32)));  // loaded, then never in use
 }

@@ -421,12 +421,10 @@ FinetuneResult run_finetune(RunConfig cfg) {
   json load_json = json::object();
   if (!cfg.checkpoint.init_checkpoint.empty()) {
     auto report = load_init_checkpoint(model, cfg.model, cfg.checkpoint.init_checkpoint);
-    if (!report.missing.empty())
-      spdlog::info("{} tensor(s) not in the checkpoint were initialised randomly (the task head): {}",
-                   report.missing.size(), join(report.missing, ", "));
-    if (!report.unexpected.empty())
-      spdlog::info("{} tensor(s) of the checkpoint are not used by the {} model (e.g. pretraining heads): {}",
-                   report.unexpected.size(), f.task, join(report.unexpected, ", "));
+    // The load report above lists the keys; this says what they mean for fine-tuning.
+    spdlog::info("{}: {} tensor(s) loaded, {} initialised randomly (the {} head), {} of the checkpoint unused "
+                 "(e.g. the pretraining heads cls.*)",
+                 report.source, report.loaded.size(), report.missing.size(), f.task, report.unexpected.size());
     load_json["source"] = report.source;
     load_json["loaded"] = report.loaded.size();
     load_json["initialised"] = report.missing;

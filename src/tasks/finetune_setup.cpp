@@ -35,7 +35,8 @@ std::optional<fs::path> init_checkpoint_model_config(const fs::path& spec) {
   fs::path dir = fs::is_directory(spec) ? spec : spec.parent_path();
   // A pretraining run directory: its config.json is the run's settings, the model's is the
   // latest checkpoint's.
-  if (fs::is_directory(spec) && !fs::exists(spec / "trainer_state.json") && fs::exists(spec / "checkpoints" / "latest")) {
+  if (fs::is_directory(spec) && !fs::exists(spec / "trainer_state.json") &&
+      fs::exists(spec / "checkpoints" / "latest")) {
     std::error_code ec;
     fs::path latest = fs::canonical(spec / "checkpoints" / "latest", ec);
     if (!ec) dir = latest;
