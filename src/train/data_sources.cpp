@@ -11,8 +11,9 @@ namespace {
 
 // Masked-LM batches hold max_predictions_per_seq positions of a max_seq_length sequence; only
 // pretraining reads these keys (fine-tuning may use sequences shorter than the default 20).
+// max_seq_length 0 means "as the shards say" (bert-train evaluate --task pretrain).
 void check_masking(const RunConfig& cfg) {
-  if (cfg.data.max_predictions_per_seq > cfg.data.max_seq_length)
+  if (cfg.data.max_seq_length > 0 && cfg.data.max_predictions_per_seq > cfg.data.max_seq_length)
     throw UserError("data.max_predictions_per_seq (" + std::to_string(cfg.data.max_predictions_per_seq) +
                     ") must not exceed data.max_seq_length (" + std::to_string(cfg.data.max_seq_length) +
                     "); lower --set data.max_predictions_per_seq");
