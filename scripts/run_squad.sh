@@ -11,6 +11,8 @@
 #   EPOCHS          default 2
 #   LEARNING_RATE   default 3e-5
 #   SEED            default 42
+#   TEST_FILE       optional SQuAD JSON the best model predicts into OUTPUT_DIR/test/ (predictions.json,
+#                   nbest_predictions.json; scored too when it has answers), like run_squad.py --do_predict
 # Extra arguments are passed to `bert-train finetune` (e.g. --set finetune.version_2_with_negative=true).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,9 +27,12 @@ if (( BATCH_SIZE % 8 == 0 )); then MICRO_BATCH=${MICRO_BATCH:-8}; else MICRO_BAT
 EPOCHS=${EPOCHS:-2}
 LEARNING_RATE=${LEARNING_RATE:-3e-5}
 SEED=${SEED:-42}
+TEST_ARGS=()
+[[ -n "${TEST_FILE:-}" ]] && TEST_ARGS=(--set "finetune.test_file=$TEST_FILE")
 exec "$BIN" finetune --task squad --config "$ROOT"/configs/finetune_squad_base.json \
   --data-dir "$DATASET_DIR" --vocab "$VOCAB" --init-checkpoint "$CHECKPOINT_DIR" --output-dir "$OUTPUT_DIR" \
   --precision "$PRECISION" --epochs "$EPOCHS" --seed "$SEED" --max-seq-length 384 \
   --set finetune.doc_stride=128 --set finetune.max_query_length=64 \
   --set optimizer.learning_rate="$LEARNING_RATE" \
-  --set train.global_batch_size="$BATCH_SIZE" --set train.micro_batch_size="$MICRO_BATCH" "$@"
+  --set train.global_batch_size="$BATCH_SIZE" --set train.micro_batch_size="$MICRO_BATCH" \
+  "${TEST_ARGS[@]}" "$@"

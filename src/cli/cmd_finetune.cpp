@@ -19,7 +19,8 @@ static Action setup_finetune(CLI::App& app, GlobalOptions& global) {
                     "directory with the task's files (SQuAD train-v1.1.json/dev-v1.1.json; GLUE train.tsv/dev.tsv)");
   flags->add_mapped(sub, "--vocab", "finetune.vocab", "WordPiece vocab.txt (default: vocab.txt next to the checkpoint)");
   flags->add_mapped(sub, "--init-checkpoint", "checkpoint.init_checkpoint",
-                    "start from these weights: a checkpoint dir (model.safetensors + config.json) or .safetensors");
+                    "start from these weights (the task head is initialised): our checkpoint or run dir, HF dir, "
+                    ".safetensors, Google TF checkpoint or NVIDIA .pt");
   flags->add_mapped(sub, "--output-dir", "train.output_dir", "config, logs, metrics, predictions and best/ go here");
   flags->add_mapped(sub, "--seed", "train.seed", "random seed (initialisation, shuffling, dropout)");
   flags->add_mapped(sub, "--epochs", "train.epochs", "passes over the training set");

@@ -72,8 +72,6 @@ void RunConfig::validate(const std::string& where) {
     throw UserError(where + ": data.max_seq_length (" + std::to_string(data.max_seq_length) +
                     ") exceeds model.max_position_embeddings (" +
                     std::to_string(model.max_position_embeddings) + ")");
-  if (data.max_predictions_per_seq > data.max_seq_length)
-    throw UserError(where + ": data.max_predictions_per_seq must not exceed data.max_seq_length");
   if (train.global_batch_size % train.micro_batch_size != 0)
     throw UserError(where + ": train.global_batch_size (" + std::to_string(train.global_batch_size) +
                     ") must be a multiple of train.micro_batch_size (" +

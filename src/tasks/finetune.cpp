@@ -100,10 +100,13 @@ class TaskRunner {
   virtual json evaluate(const fs::path& dir) = 0;
   virtual std::string primary_metric() const = 0;
   virtual void save(const fs::path& dir) = 0;
-  virtual void predict_test(const fs::path& /*path*/) {}
+  // Predict finetune.test_file with the current model into the output directory `out`; returns
+  // what was written (and, for SQuAD with answers, the scores) for the summary.
+  virtual json predict_test(const fs::path& /*out*/) { return nullptr; }
   virtual bool has_test() const { return false; }
   Inputs train;
   int64_t train_examples = 0, dev_examples = 0, dev_features = 0;
+  json data_stats = json::object();  // what reading the files skipped or dropped, for the summary
 };
 
 // Runs `fn(batch_on_device, begin)` over `in` in eval batches, eval mode, no grad.
@@ -129,7 +132,8 @@ class SquadRunner : public TaskRunner {
     SquadReadStats rs;
     auto train_ex = read_squad_examples(f.train_file, squad_read_options(f, true), &rs);
     if (rs.skipped_bad_answer)
-      spdlog::warn("{}: {} answer(s) not found at their offset were skipped", f.train_file, rs.skipped_bad_answer);
+      spdlog::warn("{}: {} question(s) skipped: the answer text is not in the context at its answer_start",
+                   f.train_file, rs.skipped_bad_answer);
     SquadFeatureStats fs_stats;
     auto train_feats = convert_squad_examples(train_ex, tok, squad_feature_options(f, seq, true), &fs_stats);
     if (train_feats.empty())
@@ -142,15 +146,25 @@ class SquadRunner : public TaskRunner {
       train.y2[static_cast<int64_t>(i)] = train_feats[i].end_position;
     }
     train_examples = static_cast<int64_t>(train_ex.size());
+    data_stats["train_questions"] = rs.questions;
+    data_stats["skipped_bad_answers"] = rs.skipped_bad_answer;
+    data_stats["windows_dropped_without_answer"] = fs_stats.dropped_out_of_span;
     spdlog::info("SQuAD train {}: {} questions -> {} windows ({} without the answer dropped)", f.train_file,
                  train_ex.size(), train_feats.size(), fs_stats.dropped_out_of_span);
 
-    dev_ex_ = read_squad_examples(f.dev_file, squad_read_options(f, false));
-    dev_feats_ = convert_squad_examples(dev_ex_, tok, squad_feature_options(f, seq, false));
-    dev_ = stack_inputs(dev_feats_, seq);
-    dev_examples = static_cast<int64_t>(dev_ex_.size());
-    dev_features = static_cast<int64_t>(dev_feats_.size());
-    spdlog::info("SQuAD dev {}: {} questions -> {} windows", f.dev_file, dev_ex_.size(), dev_feats_.size());
+    dev_.examples = read_squad_examples(f.dev_file, squad_read_options(f, false));
+    dev_.features = convert_squad_examples(dev_.examples, tok, squad_feature_options(f, seq, false));
+    dev_.inputs = stack_inputs(dev_.features, seq);
+    dev_examples = static_cast<int64_t>(dev_.examples.size());
+    dev_features = static_cast<int64_t>(dev_.features.size());
+    spdlog::info("SQuAD dev {}: {} questions -> {} windows", f.dev_file, dev_.examples.size(), dev_.features.size());
+    if (!f.test_file.empty()) {
+      test_.examples = read_squad_examples(f.test_file, squad_read_options(f, false));
+      test_.features = convert_squad_examples(test_.examples, tok, squad_feature_options(f, seq, false));
+      test_.inputs = stack_inputs(test_.features, seq);
+      spdlog::info("SQuAD test {}: {} questions -> {} windows", f.test_file, test_.examples.size(),
+                   test_.features.size());
+    }
     model_ = model::BertForQuestionAnswering(cfg.model);
   }
 
@@ -159,17 +173,44 @@ class SquadRunner : public TaskRunner {
     auto out = model_->forward(b.ids, b.types, b.mask);
     return model_->loss(out, b.y1, b.y2);
   }
-  json evaluate(const fs::path& dir) override {
+  json evaluate(const fs::path& dir) override { return predict_split(dev_, cfg_.finetune.dev_file, dir); }
+  std::string primary_metric() const override { return "f1"; }
+  void save(const fs::path& dir) override { io::save_model_dir(*model_, cfg_.model, dir); }
+  bool has_test() const override { return !test_.examples.empty(); }
+  json predict_test(const fs::path& out) override {
+    const fs::path dir = out / "test";
+    json r = json::object();
+    r["file"] = cfg_.finetune.test_file;
+    r["predictions"] = (dir / "predictions.json").string();
+    bool answered = false;
+    for (const auto& e : test_.examples) answered = answered || !e.answers.empty();
+    json m = predict_split(test_, cfg_.finetune.test_file, dir, answered);
+    if (answered) r["metrics"] = m;
+    return r;
+  }
+
+ private:
+  // One evaluation split: examples, their windows, and the windows' model inputs.
+  struct Split {
+    std::vector<SquadExample> examples;
+    std::vector<SquadFeature> features;
+    Inputs inputs;
+  };
+
+  // Predicts `split` into `dir` (predictions.json, nbest_predictions.json, null_odds.json for
+  // v2.0) and, when `score`, returns the official metrics against `dataset`.
+  json predict_split(const Split& split, const std::string& dataset, const fs::path& dir, bool score = true) {
+    const auto& feats = split.features;
     std::vector<SquadRawResult> results;
-    results.reserve(dev_feats_.size());
-    for_each_eval_batch(*model_, dev_, cfg_.train.micro_batch_size, device_, cfg_.train.precision,
+    results.reserve(feats.size());
+    for_each_eval_batch(*model_, split.inputs, cfg_.train.micro_batch_size, device_, cfg_.train.precision,
                         [&](const Inputs& b, int64_t begin) {
                           auto out = model_->forward(b.ids, b.types, b.mask);
                           auto st = out.start_logits.to(torch::kFloat).to(torch::kCPU).contiguous();
                           auto en = out.end_logits.to(torch::kFloat).to(torch::kCPU).contiguous();
                           for (int64_t i = 0; i < st.size(0); ++i) {
                             SquadRawResult r;
-                            r.unique_id = dev_feats_[static_cast<size_t>(begin + i)].unique_id;
+                            r.unique_id = feats[static_cast<size_t>(begin + i)].unique_id;
                             const float* ps = st[i].data_ptr<float>();
                             const float* pe = en[i].data_ptr<float>();
                             r.start_logits.assign(ps, ps + st.size(1));
@@ -178,27 +219,24 @@ class SquadRunner : public TaskRunner {
                           }
                         });
     const auto& f = cfg_.finetune;
-    auto preds = compute_squad_predictions(dev_ex_, dev_feats_, results, squad_predict_options(f), tok_.basic_tokenize);
+    auto preds =
+        compute_squad_predictions(split.examples, feats, results, squad_predict_options(f), tok_.basic_tokenize);
     ensure_writable_dir(dir);
     write_squad_predictions(preds, dir, f.version_2_with_negative);
+    if (!score) return json::object();
     EvaluateRequest req;
     req.task = "squad";
-    req.dataset = f.dev_file;
+    req.dataset = dataset;
     req.predictions = dir / "predictions.json";
     req.version = f.version_2_with_negative ? "2.0" : "1.1";
     if (f.version_2_with_negative) req.na_prob_file = dir / "null_odds.json";
     return evaluate_predictions(req).metrics;
   }
-  std::string primary_metric() const override { return "f1"; }
-  void save(const fs::path& dir) override { io::save_model_dir(*model_, cfg_.model, dir); }
 
- private:
   const RunConfig& cfg_;
   const TaskTokenizer& tok_;
   const Device& device_;
-  std::vector<SquadExample> dev_ex_;
-  std::vector<SquadFeature> dev_feats_;
-  Inputs dev_;
+  Split dev_, test_;
   model::BertForQuestionAnswering model_{nullptr};
 };
 
@@ -244,7 +282,14 @@ class GlueRunner : public TaskRunner {
     io::save_model_dir(*model_, cfg_.model, dir, spec_.regression ? std::vector<std::string>{} : spec_.labels);
   }
   bool has_test() const override { return !test_ex_.empty(); }
-  void predict_test(const fs::path& path) override { write_glue_submission(path, spec_, predict(test_)); }
+  json predict_test(const fs::path& out) override {
+    const fs::path path = out / "test_predictions.tsv";
+    write_glue_submission(path, spec_, predict(test_));
+    json r = json::object();
+    r["file"] = cfg_.finetune.test_file;
+    r["predictions"] = path.string();
+    return r;
+  }
 
  private:
   Inputs inputs_of(const std::vector<GlueExample>& ex) const {
@@ -376,9 +421,10 @@ FinetuneResult run_finetune(RunConfig cfg) {
   json load_json = json::object();
   if (!cfg.checkpoint.init_checkpoint.empty()) {
     auto report = load_init_checkpoint(model, cfg.model, cfg.checkpoint.init_checkpoint);
-    if (!report.missing.empty())
-      spdlog::info("{} tensor(s) not in the checkpoint were initialised randomly (the task head)",
-                   report.missing.size());
+    // The load report above lists the keys; this says what they mean for fine-tuning.
+    spdlog::info("{}: {} tensor(s) loaded, {} initialised randomly (the {} head), {} of the checkpoint unused "
+                 "(e.g. the pretraining heads cls.*)",
+                 report.source, report.loaded.size(), report.missing.size(), f.task, report.unexpected.size());
     load_json["source"] = report.source;
     load_json["loaded"] = report.loaded.size();
     load_json["initialised"] = report.missing;
@@ -522,11 +568,13 @@ FinetuneResult run_finetune(RunConfig cfg) {
   const int64_t epochs_run = epoch - 1;
   if (last_eval_step != step) run_eval(step, epochs_run);
 
+  json test = nullptr;
   if (runner->has_test()) {
     load_init_checkpoint(model, cfg.model, best_dir);
     model.to(dev);
-    runner->predict_test(out / "test_predictions.tsv");
-    spdlog::info("wrote {} (best model, step {})", (out / "test_predictions.tsv").string(), best["step"].dump());
+    test = runner->predict_test(out);
+    spdlog::info("test set {}: wrote {} (best model, step {}){}", f.test_file, test["predictions"].get<std::string>(),
+                 best["step"].dump(), test.contains("metrics") ? " " + test["metrics"].dump() : "");
   }
 
   json summary = json::object();
@@ -538,6 +586,7 @@ FinetuneResult run_finetune(RunConfig cfg) {
   summary["train_features"] = n;
   summary["dev_examples"] = runner->dev_examples;
   summary["dev_features"] = runner->dev_features;
+  summary["data"] = runner->data_stats;
   summary["steps"] = step;
   summary["epochs"] = epochs_run;
   summary["samples"] = samples;
@@ -545,6 +594,7 @@ FinetuneResult run_finetune(RunConfig cfg) {
   summary["elapsed_s"] = seconds_since(t_start);
   summary["evaluations"] = evaluations;
   summary["best"] = best;
+  summary["test"] = test;
   write_file_atomic(out / "finetune_summary.json", summary.dump(2) + "\n");
   spdlog::info("done: {} steps, {} epochs in {}; best {} {:.4f} at step {} -> {}; summary {}", step, epochs_run,
                human_duration(seconds_since(t_start)), key, best["value"].get<double>(), best["step"].get<int64_t>(),

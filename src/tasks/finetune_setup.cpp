@@ -33,6 +33,14 @@ io::LoadReport load_init_checkpoint(torch::nn::Module& model, const ModelConfig&
 
 std::optional<fs::path> init_checkpoint_model_config(const fs::path& spec) {
   fs::path dir = fs::is_directory(spec) ? spec : spec.parent_path();
+  // A pretraining run directory: its config.json is the run's settings, the model's is the
+  // latest checkpoint's.
+  if (fs::is_directory(spec) && !fs::exists(spec / "trainer_state.json") &&
+      fs::exists(spec / "checkpoints" / "latest")) {
+    std::error_code ec;
+    fs::path latest = fs::canonical(spec / "checkpoints" / "latest", ec);
+    if (!ec) dir = latest;
+  }
   for (const char* name : {"config.json", "bert_config.json"})
     if (fs::exists(dir / name)) return dir / name;
   return std::nullopt;
@@ -80,6 +88,7 @@ void resolve_finetune_files(RunConfig& cfg) {
     const std::string v = f.version_2_with_negative ? "v2.0" : "v1.1";
     pick(f.train_file, {"train-" + v + ".json"}, true, "train_file");
     pick(f.dev_file, {"dev-" + v + ".json"}, true, "dev_file");
+    if (!f.test_file.empty()) require_file(f.test_file, "finetune.test_file");
     return;
   }
   const GlueTaskSpec& spec = glue_task(f.task);

@@ -9,7 +9,18 @@ namespace bert::train {
 
 namespace {
 
+// Masked-LM batches hold max_predictions_per_seq positions of a max_seq_length sequence; only
+// pretraining reads these keys (fine-tuning may use sequences shorter than the default 20).
+// max_seq_length 0 means "as the shards say" (bert-train evaluate --task pretrain).
+void check_masking(const RunConfig& cfg) {
+  if (cfg.data.max_seq_length > 0 && cfg.data.max_predictions_per_seq > cfg.data.max_seq_length)
+    throw UserError("data.max_predictions_per_seq (" + std::to_string(cfg.data.max_predictions_per_seq) +
+                    ") must not exceed data.max_seq_length (" + std::to_string(cfg.data.max_seq_length) +
+                    "); lower --set data.max_predictions_per_seq");
+}
+
 data::LoaderOptions loader_options(const RunConfig& cfg, const std::string& dir) {
+  check_masking(cfg);
   data::LoaderOptions o;
   o.files = data::resolve_shards(dir);
   o.expected_seq_length = cfg.data.max_seq_length;
@@ -40,6 +51,7 @@ data::LoaderOptions loader_options(const RunConfig& cfg, const std::string& dir)
 }  // namespace
 
 std::unique_ptr<BatchSource> make_training_source(const RunConfig& cfg, int64_t rank, int64_t world, bool pin_memory) {
+  check_masking(cfg);
   if (cfg.data.synthetic) return make_synthetic_source(cfg.data, cfg.model, cfg.train.seed + rank);
   if (cfg.data.data_dir.empty())
     throw UserError("no training data: pass --data-dir DIR (HDF5 shards from `bert-train prepare`) or --synthetic-data");

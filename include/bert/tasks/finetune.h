@@ -10,8 +10,10 @@
 //   GLUE   eval/step_N/dev_predictions.tsv, the task's metrics
 // and the best model by the task's main metric (SQuAD: f1; GLUE: GlueTaskSpec::primary_metric) is
 // kept in <output>/best (model.safetensors + config.json, an HF model directory). The run ends with
-// <output>/finetune_summary.json (every evaluation, the best one) and, for GLUE with a test file,
-// <output>/test_predictions.tsv in the submission format, predicted by the best model.
+// <output>/finetune_summary.json (every evaluation, the best one). With finetune.test_file the best
+// model predicts it: GLUE <output>/test_predictions.tsv in the submission format; SQuAD
+// <output>/test/predictions.json, nbest_predictions.json (+ null_odds.json for v2.0), as
+// --do_predict in NVIDIA's run_squad.py (scored too when the file has answers).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -30,7 +32,8 @@ namespace bert::tasks {
 // `model_cfg` supplies the vocabulary size for trimming NVIDIA padding rows.
 io::LoadReport load_init_checkpoint(torch::nn::Module& model, const ModelConfig& model_cfg,
                                     const std::filesystem::path& spec);
-// The checkpoint's config.json (or Google's bert_config.json) next to its weights, when there is one.
+// The checkpoint's model config, when there is one: config.json (or Google's bert_config.json) next
+// to its weights; for a pretraining run directory (<dir>/checkpoints/latest) the checkpoint's own.
 std::optional<std::filesystem::path> init_checkpoint_model_config(const std::filesystem::path& spec);
 
 // The fine-tuning defaults (HF/Google recipes) used when no --config is given, as

@@ -12,7 +12,7 @@ struct FinetuneConfig {
   std::string task = "squad";
   std::string train_file;              // default: <data.data_dir>/<task's usual name>
   std::string dev_file;
-  std::string test_file;
+  std::string test_file;               // predicted by the best model after training
   std::string vocab;                   // vocab.txt (default: next to the init checkpoint)
   bool do_lower_case = true;
   bool version_2_with_negative = false;
@@ -28,7 +28,7 @@ struct FinetuneConfig {
         .one_of({"squad", "mrpc", "rte", "cola", "sst2", "stsb", "qqp", "qnli", "mnli", "wnli"});
     f.add("train_file", train_file, "training file (SQuAD JSON or GLUE train.tsv)");
     f.add("dev_file", dev_file, "evaluation file (SQuAD JSON or GLUE dev.tsv)");
-    f.add("test_file", test_file, "unlabelled test file for a GLUE submission");
+    f.add("test_file", test_file, "test file predicted by the best model (GLUE submission tsv, SQuAD predictions)");
     f.add("vocab", vocab, "WordPiece vocab.txt");
     f.add("do_lower_case", do_lower_case, "uncased model: lower-case and strip accents");
     f.add("version_2_with_negative", version_2_with_negative, "SQuAD v2.0 (questions without answers)");
