@@ -120,7 +120,9 @@ class Hdf5Loader final : public train::BatchSource {
     steps_per_epoch_ = total_rows_ / o_.global_batch;
     if (steps_per_epoch_ == 0)
       throw UserError("the shards hold " + std::to_string(total_rows_) + " sequences, fewer than one global batch (" +
-                      std::to_string(o_.global_batch) + "); lower train.global_batch_size or add data");
+                      std::to_string(o_.global_batch) +
+                      "); lower the batch size (train.global_batch_size when training, --batch-size when "
+                      "evaluating) or add data");
     micro_per_epoch_ = steps_per_epoch_ * (per_rank_step_ / o_.micro_batch);
     start();
   }
@@ -416,20 +418,6 @@ class Hdf5Loader final : public train::BatchSource {
 
 std::unique_ptr<train::BatchSource> make_hdf5_source(const LoaderOptions& opts) {
   return std::make_unique<Hdf5Loader>(opts);
-}
-
-LoaderBenchResult bench_loader(const LoaderOptions& opts, int64_t batches) {
-  Hdf5Loader loader(opts);
-  LoaderBenchResult r;
-  auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < batches; ++i) {
-    auto b = loader.next(opts.micro_batch);
-    if (!b) break;
-    ++r.batches;
-    r.sequences += b->sequences();
-  }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
 }
 
 }  // namespace bert::data

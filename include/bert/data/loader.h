@@ -57,11 +57,4 @@ struct LoaderOptions {
 // all of them) and starts the prefetch workers.
 std::unique_ptr<train::BatchSource> make_hdf5_source(const LoaderOptions& opts);
 
-// Loader throughput without a model: sequences/s delivered (for `bench --loader`).
-struct LoaderBenchResult {
-  int64_t batches = 0, sequences = 0;
-  double seconds = 0;
-};
-LoaderBenchResult bench_loader(const LoaderOptions& opts, int64_t batches);
-
 }  // namespace bert::data
