@@ -99,6 +99,50 @@ void worker_reduce(const dist::LaunchEnv& env) {
   comm->finish();
 }
 
+// The (bucket bytes, comm dtype) cases the "overlap" worker runs, in order.
+const std::vector<std::pair<int64_t, std::string>> kOverlapCases = {
+    {1, "fp32"}, {64, "fp32"}, {1 << 20, "fp32"}, {1, "bf16"}, {64, "fp16"}};
+
+// role "overlap": a tiny two-layer net with an unused parameter and one used only by the first
+// of two micro-batches (accumulation 2), reduced post-hoc (mode 0) and overlapped with the
+// second backward (mode 1); saves overlap<r>_<case>_<mode>.pt with the gradients, the buckets
+// the backward had started, and the exposed/total comm seconds
+void worker_overlap(const dist::LaunchEnv& env) {
+  auto comm = dist::Communicator::create(env, worker_config(), "gloo");
+  fs::path dir = env_or("BERT_DIST_TEST_OUT", ".");
+  for (size_t c = 0; c < kOverlapCases.size(); ++c)
+    for (int mode = 0; mode < 2; ++mode) {
+      torch::manual_seed(7);  // identical parameters on every rank
+      auto unused = torch::randn({5}).requires_grad_(true);
+      auto late = torch::randn({3}).requires_grad_(true);  // gets a gradient in micro-batch 0 only
+      auto w1 = torch::randn({4, 3}).requires_grad_(true), b1 = torch::randn({4}).requires_grad_(true);
+      auto w2 = torch::randn({2, 4}).requires_grad_(true), b2 = torch::randn({2}).requires_grad_(true);
+      std::vector<torch::Tensor> params = {unused, late, w1, b1, w2, b2};
+      dist::GradientReducer reducer(*comm, params, kOverlapCases[c].first, kOverlapCases[c].second, mode == 1);
+      for (int micro = 0; micro < 2; ++micro) {
+        auto x = torch::sin(torch::arange(6, torch::kFloat32) * float(env.rank + 1) + float(micro)).reshape({2, 3});
+        auto h = torch::tanh(x.matmul(w1.t()) + b1);
+        auto y = h.matmul(w2.t()) + b2;
+        auto loss = y.pow(2).sum() + (h * h).sum() * w2.sum();  // w2 reaches the loss twice
+        if (micro == 0) loss = loss + (late * late).sum() * x.sum();
+        if (micro == 1) reducer.arm_overlap();
+        loss.backward();
+      }
+      double in_flight = double(reducer.buckets_in_flight());
+      comm->take_stats();
+      reducer.reduce();
+      auto stats = comm->take_stats();
+      std::vector<torch::Tensor> out;
+      for (auto& p : params) out.push_back(p.grad().clone());
+      out.push_back(torch::tensor({in_flight, stats.seconds, stats.total_seconds, double(reducer.num_buckets())},
+                                  torch::kDouble));
+      torch::save(out, (dir / ("overlap" + std::to_string(env.rank) + "_" + std::to_string(c) + "_" +
+                               std::to_string(mode) + ".pt"))
+                           .string());
+    }
+  comm->finish();
+}
+
 // role "die": rank BERT_DIST_TEST_VICTIM kills itself after joining; the others keep
 // reducing until the failure surfaces
 void worker_die(const dist::LaunchEnv& env) {
@@ -341,6 +385,7 @@ TEST(DistWorker, Run) {
   try {
     if (role == "reduce") worker_reduce(env);
     else if (role == "die") worker_die(env);
+    else if (role == "overlap") worker_overlap(env);
     else if (role == "bench") worker_bench(env);
     else FAIL() << "unknown role " << role;
   } catch (const std::exception& e) {
@@ -377,6 +422,47 @@ void check_all_cases(int n, bool mpirun = false) {
 }
 
 TEST(DistCollectives, TwoRanksAverageGradientsInAnyBucketSizeAndDtype) { check_all_cases(2); }
+
+// Reducing while the last backward runs gives the same .grad as reducing after it (bitwise:
+// the same values go into the same buckets), with an unused parameter and one whose gradient
+// comes only from an earlier micro-batch; complete buckets start during backward, in order.
+TEST(DistCollectives, OverlappedReducerEqualsPostHocReducer) {
+  TempDir dir;
+  auto procs = spawn_workers(2, "overlap", {"BERT_DIST_TEST_OUT=" + dir.path.string()}, dir);
+  for (int r = 0; r < 2; ++r) ASSERT_EQ(procs[r].code, 0) << "rank " << r << ":\n" << procs[r].out;
+  const size_t P = 6;
+  for (size_t c = 0; c < kOverlapCases.size(); ++c) {
+    SCOPED_TRACE("bucket " + std::to_string(kOverlapCases[c].first) + " bytes, " + kOverlapCases[c].second);
+    std::vector<std::vector<torch::Tensor>> res;  // [rank * 2 + mode]
+    for (int r = 0; r < 2; ++r)
+      for (int mode = 0; mode < 2; ++mode)
+        res.push_back(load(dir / ("overlap" + std::to_string(r) + "_" + std::to_string(c) + "_" +
+                                  std::to_string(mode) + ".pt")));
+    for (auto& v : res) ASSERT_EQ(v.size(), P + 1);
+    for (size_t i = 0; i < P; ++i)
+      for (size_t k = 1; k < res.size(); ++k)
+        EXPECT_TRUE(torch::equal(res[k][i], res[0][i]))
+            << "result " << k << " param " << i << " max diff " << (res[k][i] - res[0][i]).abs().max().item<double>();
+    EXPECT_TRUE(torch::equal(res[0][0], torch::zeros({5})));  // unused: zero, not a deadlock
+    EXPECT_GT(res[0][1].abs().sum().item<double>(), 0.0);     // earlier micro-batch's gradient kept
+    for (int r = 0; r < 2; ++r) {
+      const auto& post = res[r * 2].back();
+      const auto& ovl = res[r * 2 + 1].back();
+      EXPECT_EQ(post[0].item<double>(), 0.0);  // post-hoc: nothing starts during backward
+      EXPECT_GT(ovl[1].item<double>(), 0.0);
+      EXPECT_GE(ovl[2].item<double>(), ovl[1].item<double>());  // in flight >= exposed
+      EXPECT_DOUBLE_EQ(post[2].item<double>(), post[1].item<double>());
+      double buckets = ovl[3].item<double>();
+      if (kOverlapCases[c].first == 1) {
+        // one tensor per bucket, launched b2, w2, b1, w1 during backward; `late` (no gradient in
+        // this backward) holds back itself and `unused` until reduce()
+        EXPECT_EQ(buckets, double(P));
+        EXPECT_EQ(ovl[0].item<double>(), 4.0);
+      }
+      if (kOverlapCases[c].first == (1 << 20)) EXPECT_EQ(ovl[0].item<double>(), 0.0);  // one bucket, incl. unused
+    }
+  }
+}
 
 TEST(DistCollectives, ThreeRanksAverageGradientsInAnyBucketSizeAndDtype) { check_all_cases(3); }
 

@@ -1,6 +1,7 @@
 // Data-parallel pretraining through the real CLI, processes on 127.0.0.1: W workers with
 // micro-batch b follow the loss trajectory of one worker with micro-batch W*b on the same
-// samples (2 and 4 workers, `bert-train launch` and `mpirun`), checkpoints move between world
+// samples (2 and 4 workers, `bert-train launch` and `mpirun`, gradient all-reduce overlapped
+// with backward or not, with and without accumulation), checkpoints move between world
 // sizes exactly (2 -> 1 and 1 -> 2), only rank 0 writes outputs while every rank's warnings
 // still reach the user, held-out evaluation is reduced across ranks, SIGTERM to one rank stops every rank at the same step, and a killed
 // rank is named by the survivor.
@@ -151,26 +152,34 @@ void expect_same_losses(const std::map<int64_t, double>& got, int64_t from, int6
   }
 }
 
-void equal_trajectory(int workers) {
+// W workers x micro-batch `micro` x accumulation 8 / (W * micro); `extra` adds flags (e.g. overlap off).
+void equal_trajectory(int workers, int64_t micro = 0, const std::string& extra = "") {
   auto& w = world();
   TempDir t;
-  int64_t micro = 8 / workers;
+  if (micro == 0) micro = 8 / workers;
+  const int64_t accum = 8 / (workers * micro);
   auto r = run_cli(launch(workers) + "pretrain --config " + w.cfg + " --set train.micro_batch_size=" +
-                       std::to_string(micro) + " --max-steps 20 --eval-dir " + q(w.dir / "eval") +
+                       std::to_string(micro) + extra + " --max-steps 20 --eval-dir " + q(w.dir / "eval") +
                        " --output-dir " + q(t / "run"),
                    "OMP_WAIT_POLICY=PASSIVE");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   auto got = losses(t / "run");
   EXPECT_EQ(got.size(), 20u);
-  expect_same_losses(got, 1, 20, std::to_string(workers) + " workers x micro " + std::to_string(micro));
-  // the reduction happened: accumulation 1 per rank, the step log shows the communication
-  EXPECT_NE(r.err.find("x 1 accumulation steps x " + std::to_string(workers) + " worker(s)"), std::string::npos) << r.err;
+  expect_same_losses(got, 1, 20,
+                     std::to_string(workers) + " workers x micro " + std::to_string(micro) + " x accum " +
+                         std::to_string(accum) + extra);
+  // the reduction happened, the step log shows the communication (exposed and in flight)
+  EXPECT_NE(r.err.find("x " + std::to_string(accum) + " accumulation steps x " + std::to_string(workers) + " worker(s)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" ms in flight"), std::string::npos) << r.err;
   auto m = metrics(t / "run" / "metrics.jsonl");
   ASSERT_FALSE(m.empty());
   EXPECT_EQ(m.back()["world_size"].get<int>(), workers);
   EXPECT_GT(m.back()["comm_s"].get<double>(), 0.0);
   EXPECT_GT(m.back()["comm_share"].get<double>(), 0.0);
   EXPECT_LT(m.back()["comm_share"].get<double>(), 1.0);
+  EXPECT_GE(m.back()["comm_total_s"].get<double>(), m.back()["comm_s"].get<double>());
   EXPECT_EQ(m.back()["samples"].get<int64_t>(), 160);
   // the final held-out evaluation: each rank scored its share, the sums were reduced
   auto ev = metrics(t / "run" / "metrics.jsonl", true), ref = metrics(w.reference / "metrics.jsonl", true);
@@ -188,6 +197,12 @@ void equal_trajectory(int workers) {
 
 // `bert-train launch --nproc-per-node 2 -- pretrain`: 2 x micro 4 == 1 x micro 8, 20 steps.
 TEST(DistTrainer, LaunchTwoWorkersMatchOneWorker) { equal_trajectory(2); }
+// 2 x micro 2 x accumulation 2: only the last micro-batch's backward overlaps the all-reduce.
+TEST(DistTrainer, TwoWorkersWithAccumulationMatchOneWorker) { equal_trajectory(2, 2); }
+// The post-hoc reduction (dist.overlap_backward=false) follows the same trajectory.
+TEST(DistTrainer, TwoWorkersWithoutOverlapMatchOneWorker) {
+  equal_trajectory(2, 4, " --set dist.overlap_backward=false");
+}
 
 // 4 x micro 2 == 1 x micro 8.
 TEST(DistTrainer, LaunchFourWorkersMatchOneWorker) { equal_trajectory(4); }

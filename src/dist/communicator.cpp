@@ -485,8 +485,9 @@ CommStats Communicator::take_stats() {
   return s;
 }
 
-void Communicator::add_stats(double seconds, int64_t bytes) {
+void Communicator::add_stats(double seconds, int64_t bytes, double total_seconds) {
   impl_->stats.seconds += seconds;
+  impl_->stats.total_seconds += total_seconds < 0 ? seconds : total_seconds;
   impl_->stats.bytes += bytes;
 }
 

@@ -276,6 +276,8 @@ StepStats Trainer::train_step() {
       out = model_->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_lm_positions, b.packed_inputs());
     }
     auto l = model_->loss(out, b.masked_lm_ids, b.next_sentence_labels);
+    // the last micro-batch's backward starts the gradient all-reduce as buckets fill
+    if (a == accum_ - 1) reducer_->arm_overlap();
     (l.total_loss * (scale / static_cast<double>(accum_))).backward();
     auto add = [](torch::Tensor& acc, const torch::Tensor& v) {
       acc = acc.defined() ? acc + v.detach() : v.detach().clone();
@@ -288,7 +290,8 @@ StepStats Trainer::train_step() {
     add(nsp_ok, l.nsp_correct);
     add(nsp_n, l.nsp_count);
   }
-  reducer_->reduce();  // average across ranks once, before the global norm: identical updates everywhere
+  reducer_->reduce();  // average across ranks once (finishes the overlapped all-reduce), before the global
+                       // norm: identical updates everywhere
   auto norm = opt_->global_grad_norm(scale);
   // The one host synchronisation of the step: was every gradient finite?
   bool finite = torch::isfinite(norm).item<bool>();
@@ -325,7 +328,9 @@ StepStats Trainer::train_step() {
   if (v[9] > 0) s.stop_signal = local_signal ? local_signal : -1;
   s.time_up = v[10] > 0;
   samples_ += s.sequences;
-  s.comm_seconds = comm_->take_stats().seconds;
+  auto cs = comm_->take_stats();
+  s.comm_seconds = cs.seconds;
+  s.comm_total_seconds = cs.total_seconds;
   s.step_seconds = seconds_since(t0);
   return s;
 }
@@ -338,14 +343,19 @@ void Trainer::log_step(const StepStats& s) {
   double wait_ms = window_steps_ > 0 ? 1000.0 * window_wait_ / static_cast<double>(window_steps_) : 0;
   double comm_ms = window_steps_ > 0 ? 1000.0 * window_comm_ / static_cast<double>(window_steps_) : 0;
   double comm_share = step_ms > 0 ? comm_ms / step_ms : 0;
+  double comm_total_ms =
+      window_steps_ > 0 ? 1000.0 * window_comm_total_ / static_cast<double>(window_steps_) : 0;
   auto reset_window = [&] {
     window_start_ = Clock::now();
     window_steps_ = window_seqs_ = window_tokens_ = 0;
-    window_wait_ = window_comm_ = 0;
+    window_wait_ = window_comm_ = window_comm_total_ = 0;
   };
   if (!comm_->is_main()) return reset_window();  // rank 0 alone prints and writes metrics
   std::string comm_part;
-  if (comm_->world_size() > 1) comm_part = fmt::format(", comm {:.1f} ms = {:.0f}%", comm_ms, 100.0 * comm_share);
+  // comm: the exposed time (waiting on collectives); "in flight": their whole span, overlapped or not
+  if (comm_->world_size() > 1)
+    comm_part = fmt::format(", comm {:.1f} ms = {:.0f}%, {:.1f} ms in flight", comm_ms, 100.0 * comm_share,
+                            comm_total_ms);
   std::string eta;
   int64_t max_steps = cfg_.train.max_steps;
   if (max_steps > 0 && step_ < max_steps && step_ms > 0)
@@ -377,6 +387,7 @@ void Trainer::log_step(const StepStats& s) {
     j["data_wait_ms"] = wait_ms;
     j["comm_s"] = comm_ms / 1000.0;
     j["comm_share"] = comm_share;
+    j["comm_total_s"] = comm_total_ms / 1000.0;
     j["world_size"] = comm_->world_size();
     j["elapsed_s"] = elapsed_before_ + seconds_since(t_start_);
     metrics_ << j.dump() << "\n";
@@ -475,6 +486,7 @@ TrainSummary Trainer::run() {
     last = s;
     time_up = s.time_up;
     window_comm_ += s.comm_seconds;
+    window_comm_total_ += s.comm_total_seconds;
     ++window_steps_;
     window_seqs_ += s.sequences;
     window_tokens_ += s.tokens;

@@ -30,7 +30,8 @@ enum class Reduce { Sum, Mean, Max, Min };
 
 // Communication time and volume since the last take_stats(), for the step log.
 struct CommStats {
-  double seconds = 0;    // wall time inside collectives (including flatten/copy for gradients)
+  double seconds = 0;    // exposed wall time: the caller waited on collectives (incl. flatten/copy)
+  double total_seconds = 0;  // wall time collectives were in flight, overlapped or not (>= seconds)
   int64_t bytes = 0;     // payload bytes sent into collectives by this rank
   int64_t calls = 0;     // collectives issued
 };
@@ -70,7 +71,9 @@ class Communicator {
   void wait_all();
 
   CommStats take_stats();
-  void add_stats(double seconds, int64_t bytes);  // for callers that time their own wrapping
+  // For callers that time their own wrapping; total_seconds < 0 means "same as seconds"
+  // (nothing overlapped).
+  void add_stats(double seconds, int64_t bytes, double total_seconds = -1);
 
   // Clean shutdown: every rank says it is done; rank 0 (which hosts the store) waits for the
   // others so nobody loses the store mid-call. Also run by the destructor (without waiting when

@@ -56,7 +56,8 @@ struct StepStats {
   double lr = 0, grad_norm = 0, loss_scale = 1;
   int64_t sequences = 0, tokens = 0;
   double step_seconds = 0, data_wait_seconds = 0;
-  double comm_seconds = 0;   // inside collectives (gradient all-reduce, metrics)
+  double comm_seconds = 0;   // waiting on collectives (gradient all-reduce, metrics): the exposed part
+  double comm_total_seconds = 0;  // collectives in flight, including what overlapped with backward
   int stop_signal = 0;       // a signal arrived on some rank during the step (its number, or -1 if on another rank)
   bool time_up = false;      // train.max_time reached (on any rank)
 };
@@ -129,7 +130,7 @@ class Trainer {
   // window of the step log
   std::chrono::steady_clock::time_point window_start_;
   int64_t window_steps_ = 0, window_seqs_ = 0, window_tokens_ = 0;
-  double window_wait_ = 0, window_comm_ = 0;
+  double window_wait_ = 0, window_comm_ = 0, window_comm_total_ = 0;
   std::filesystem::path last_checkpoint_;
   std::unique_ptr<BatchSource> eval_source_;
   config::json eval_start_;
