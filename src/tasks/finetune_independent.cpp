@@ -19,7 +19,7 @@ FinetuneResult run_finetune_workers(RunConfig cfg) {
   if (!env.distributed()) return run_finetune(std::move(cfg));
   if (!cfg.dist.independent_workers)
     throw UserError("finetune runs as " + std::to_string(env.world_size) +
-                    " processes, but data-parallel fine-tuning is not implemented; pass --set "
+                    " processes, but fine-tuning across processes trains independent replicas only (no gradient sync); pass --set "
                     "dist.independent_workers=true (each rank trains its own replica, the best is kept) or run one process");
   dist::configure_rank_logging(env.rank, env.world_size);
   // The ranks only meet again when every replica is trained, which may be hours apart: the final

@@ -8,7 +8,8 @@
 // and points <output>/best at the winner's best/ model (a relative symlink).
 //
 // A single process runs the plain fine-tuning. Several processes without independent_workers are
-// refused (data-parallel fine-tuning is not implemented): a clear UserError says what to set.
+// refused (fine-tuning across processes means independent replicas here; gradients are never
+// synchronised): a clear UserError says what to set.
 #include "bert/config/run_config.h"
 #include "bert/tasks/finetune.h"
 
