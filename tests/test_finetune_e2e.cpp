@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bert/io/safetensors.h"
+#include "test_finetune_data.h"
 #include "test_util.h"
 
 namespace bert::test {
@@ -56,24 +57,6 @@ struct Tiny {
 json summary_of(const fs::path& out) { return json::parse(read_text(out / "finetune_summary.json")); }
 
 bool contains(const json& list, const std::string& s) { return std::find(list.begin(), list.end(), s) != list.end(); }
-
-// Sentences of 3-6 random words; label 1 exactly when "good" is among them.
-std::string sst_tsv(int n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::string> pool = {"the", "cat", "dog", "sat", "on", "a", "mat", "ran", "to", "park", "red", "blue"};
-  std::ostringstream o;
-  o << "sentence\tlabel\n";
-  for (int i = 0; i < n; ++i) {
-    int len = 3 + static_cast<int>(rng() % 4);
-    bool pos = i % 2 == 0;
-    std::vector<std::string> ws;
-    for (int k = 0; k < len; ++k) ws.push_back(pool[rng() % pool.size()]);
-    if (pos) ws[rng() % ws.size()] = "good";
-    for (size_t k = 0; k < ws.size(); ++k) o << (k ? " " : "") << ws[k];
-    o << "\t" << (pos ? 1 : 0) << "\n";
-  }
-  return o.str();
-}
 
 // MRPC layout: Quality, #1 ID, #2 ID, #1 String, #2 String; label 1 when both mention the same animal.
 std::string mrpc_tsv(int n, uint32_t seed) {

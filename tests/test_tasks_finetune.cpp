@@ -11,6 +11,7 @@
 #include "bert/io/weights.h"
 #include "bert/model/heads.h"
 #include "bert/tasks/finetune.h"
+#include "test_finetune_data.h"
 #include "test_util.h"
 
 namespace bert::test {
@@ -50,24 +51,6 @@ std::string common_args(const TinySetup& s, const fs::path& out) {
   return "finetune --vocab " + s.vocab.string() + " --init-checkpoint " + s.ckpt.string() + " --output-dir " +
          out.string() + " --threads 2 --max-seq-length 32 --set train.global_batch_size=8 " +
          "--set train.micro_batch_size=4 --set logging.log_every=5";
-}
-
-// Sentences of 3-6 random words; label 1 exactly when "good" is among them.
-std::string sst_tsv(int n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::string> pool = {"the", "cat", "dog", "sat", "on", "a", "mat", "ran", "to", "park", "red", "blue"};
-  std::ostringstream o;
-  o << "sentence\tlabel\n";
-  for (int i = 0; i < n; ++i) {
-    int len = 3 + static_cast<int>(rng() % 4);
-    bool pos = i % 2 == 0;
-    std::vector<std::string> ws;
-    for (int k = 0; k < len; ++k) ws.push_back(pool[rng() % pool.size()]);
-    if (pos) ws[rng() % ws.size()] = "good";
-    for (size_t k = 0; k < ws.size(); ++k) o << (k ? " " : "") << ws[k];
-    o << "\t" << (pos ? 1 : 0) << "\n";
-  }
-  return o.str();
 }
 
 TEST(TasksFinetune, GlueLearnsWordPresence) {
